@@ -1,0 +1,224 @@
+"""Runtime credentials: load the token file `auth_cli.py` wrote, refresh it when needed. Never a browser, never stdin.
+
+The server runs under a desktop client with no terminal, so consent cannot happen here (design decision 4). Each
+call asks `TokenStore.get()`, which re-reads the token file whenever it changed on disk: a user who runs
+`auth_cli.py` while the server is up is served on the next call, and a deleted or corrupted file is reported at
+once instead of being masked by a cached token.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from server.config import GMAIL_READONLY_SCOPE, Settings
+from server.errors import AuthError, GmailError, TransientError
+from server.observability import get_logger
+
+log = get_logger("auth")
+
+# Scopes that include read access to messages and search. gmail.metadata cannot use `q` nor read bodies.
+SUFFICIENT_SCOPES = frozenset(
+    {
+        GMAIL_READONLY_SCOPE,
+        "https://www.googleapis.com/auth/gmail.modify",
+        "https://mail.google.com/",
+    }
+)
+RUN_AUTH_CLI = "Run `python server/auth_cli.py` in a terminal (once, with a browser) to create it"
+SEVEN_DAY_NOTE = (
+    "Google rejected the refresh token (invalid_grant): it was revoked, or it expired. OAuth apps whose "
+    "publishing status is 'Testing' get refresh tokens that expire after 7 days."
+)
+
+
+def describe_refresh_failure(exc: Exception) -> GmailError:
+    """Translates a google-auth refresh failure into the project's error tree."""
+    from google.auth import exceptions as google_exceptions
+
+    text = str(exc)
+    if isinstance(exc, google_exceptions.RefreshError):
+        if "invalid_grant" in text:
+            return AuthError(
+                SEVEN_DAY_NOTE,
+                hint="Re-run `python server/auth_cli.py` to authorize again. To stop weekly expiry, set the OAuth "
+                "consent screen's publishing status to 'In production' in the Google Cloud console.",
+            )
+        if "invalid_client" in text or "unauthorized_client" in text:
+            return AuthError(
+                "Google rejected the OAuth client in the token file (invalid_client): the client was deleted or "
+                "its secret was reset.",
+                hint="Download a fresh credentials.json (Desktop app client), then re-run `python server/auth_cli.py`.",
+            )
+        if getattr(exc, "retryable", False):
+            return TransientError("Google's token endpoint failed temporarily while refreshing the access token.")
+        return AuthError(f"Refreshing the access token failed: {_first_line(text)}")
+    return TransientError(
+        "Could not reach Google's token endpoint to refresh the access token (network problem).",
+        hint="Check the internet connection (or proxy), then retry.",
+    )
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0][:200] if text else "unknown error"
+
+
+@dataclass(frozen=True)
+class _FileStamp:
+    mtime_ns: int
+    size: int
+    inode: int
+
+
+class TokenStore:
+    """Hands out valid credentials from the token file; thread-safe, re-reads the file when it changes."""
+
+    def __init__(self, settings: Settings, *, http_factory: Callable[[], Any] | None = None) -> None:
+        self._settings = settings
+        self._http_factory = http_factory
+        self._lock = threading.Lock()
+        self._stamp: _FileStamp | None = None
+        self._credentials: Any = None
+
+    @property
+    def path(self) -> Path:
+        return self._settings.token_path
+
+    def get(self) -> Any:
+        """Returns valid `google.oauth2.credentials.Credentials`, refreshing them if expired; raises AuthError."""
+        with self._lock:
+            stamp = self._stat()
+            if stamp != self._stamp or self._credentials is None:
+                self._credentials = None
+                self._credentials = self._load()
+                self._stamp = stamp
+            if not self._credentials.valid:
+                self._refresh(self._credentials)
+            return self._credentials
+
+    def _stat(self) -> _FileStamp:
+        try:
+            info = self.path.stat()
+        except FileNotFoundError:
+            self._credentials = None
+            raise AuthError(
+                f"No Gmail token file at {self.path}.",
+                hint=f"{RUN_AUTH_CLI}; the server picks it up without a restart.",
+            ) from None
+        except OSError as exc:
+            raise AuthError(f"Cannot read the token file {self.path}: {exc.strerror}.") from None
+        return _FileStamp(info.st_mtime_ns, info.st_size, info.st_ino)
+
+    def _load(self) -> Any:
+        from google.oauth2.credentials import Credentials
+
+        info = read_token_info(self.path)
+        try:
+            credentials = Credentials.from_authorized_user_info(info)
+        except (ValueError, TypeError) as exc:
+            raise AuthError(
+                f"The token file {self.path} is not a valid authorized-user token ({_first_line(str(exc))}).",
+                hint=f"Delete it and {RUN_AUTH_CLI[0].lower()}{RUN_AUTH_CLI[1:]} again.",
+            ) from None
+        if self._settings.token_uri:
+            # google-auth ignores token_uri in the file (see notes/gmail-api-wire.md); only an explicit override works.
+            expiry = credentials.expiry
+            credentials = credentials.with_token_uri(self._settings.token_uri)
+            # with_token_uri() copies everything but the expiry, which would make a stale token look valid forever.
+            credentials.expiry = expiry
+        return credentials
+
+    def _refresh(self, credentials: Any) -> None:
+        import httplib2
+        from google.auth import exceptions as google_exceptions
+        from google_auth_httplib2 import Request
+
+        http = self._http_factory() if self._http_factory else httplib2.Http(timeout=self._settings.request_timeout_s)
+        try:
+            credentials.refresh(Request(http))
+        except (google_exceptions.RefreshError, google_exceptions.TransportError, OSError) as exc:
+            raise describe_refresh_failure(exc) from None
+        log.info(
+            "access token refreshed", extra={"expires": credentials.expiry.isoformat() if credentials.expiry else None}
+        )
+        self._persist(credentials)
+
+    def _persist(self, credentials: Any) -> None:
+        """Saves the fresh access token so the next start-up skips a refresh; failure to save is harmless."""
+        try:
+            write_token_file(self.path, json.loads(credentials.to_json()))
+            self._stamp = self._stat()
+        except (OSError, GmailError) as exc:
+            log.warning("could not save the refreshed token", extra={"error": type(exc).__name__})
+
+
+def read_token_info(path: Path) -> dict[str, Any]:
+    """Reads and checks a token file; every problem becomes an AuthError that says how to fix it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AuthError(f"No Gmail token file at {path}.", hint=RUN_AUTH_CLI + ".") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise AuthError(
+            f"Cannot read the token file {path}: {reason}.",
+            hint="Fix its permissions, or delete it and run `python server/auth_cli.py` again.",
+        ) from None
+    try:
+        info = json.loads(text)
+    except json.JSONDecodeError:
+        raise AuthError(
+            f"The token file {path} is not valid JSON (corrupted or truncated).",
+            hint="Delete it and run `python server/auth_cli.py` again.",
+        ) from None
+    if not isinstance(info, dict):
+        raise AuthError(
+            f"The token file {path} does not hold a JSON object.",
+            hint="Delete it and run `python server/auth_cli.py` again.",
+        )
+    missing = [key for key in ("refresh_token", "client_id", "client_secret") if not info.get(key)]
+    if missing:
+        raise AuthError(
+            f"The token file {path} has no {', '.join(missing)}, so access cannot be renewed.",
+            hint="Run `python server/auth_cli.py` again: it always asks Google for a refresh token.",
+        )
+    scopes = info.get("scopes")
+    if isinstance(scopes, str):
+        scopes = scopes.split()
+    if isinstance(scopes, list) and scopes and not SUFFICIENT_SCOPES.intersection(scopes):
+        raise AuthError(
+            f"The token in {path} was granted too narrow a scope ({', '.join(map(str, scopes))}); "
+            f"reading and searching mail needs {GMAIL_READONLY_SCOPE}.",
+            hint="Run `python server/auth_cli.py` again and allow 'View your email messages and settings'.",
+        )
+    return info
+
+
+def write_token_file(path: Path, info: dict[str, Any]) -> None:
+    """Writes a token file atomically with mode 0600 (owner only), so a crash never leaves half a token."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=".token-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(info, handle, indent=2)
+        os.chmod(temp_name, 0o600)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def token_file_too_open(path: Path) -> bool:
+    """True when a POSIX token file is readable by group or others (always False on Windows)."""
+    if os.name != "posix":
+        return False
+    try:
+        return bool(path.stat().st_mode & 0o077)
+    except OSError:
+        return False

@@ -1,0 +1,115 @@
+"""One-time authorization: run `python server/auth_cli.py` in a terminal with a browser.
+
+Runs Google's installed-app OAuth flow (read-only scope, offline access, consent prompt so a refresh token is
+always issued), writes the token file atomically with mode 0600, then proves it works by asking Gmail for the
+account's address. The MCP server itself never does this: it only refreshes the token written here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script path: make the `server` package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from server.config import GMAIL_READONLY_SCOPE, Settings, load_settings
+
+CREDENTIALS_HELP = """\
+No OAuth client file at {path}.
+
+Create one (5 minutes, once):
+  1. Open https://console.cloud.google.com/ and create (or pick) a project.
+  2. APIs & Services > Library: enable the "Gmail API".
+  3. APIs & Services > OAuth consent screen: user type "External", fill in the app name and your email,
+     and add your own Gmail address under "Test users".
+  4. APIs & Services > Credentials > Create credentials > OAuth client ID > Application type "Desktop app".
+  5. Download the JSON and save it as:
+       {path}
+     (or point GMAIL_CREDENTIALS_PATH at it), then run this command again.
+"""
+
+
+def _fail(message: str) -> int:
+    print(message, file=sys.stderr)
+    return 2
+
+
+def authorize(settings: Settings, *, open_browser: bool, port: int) -> Path:
+    """Runs the consent flow and writes the token file; returns its path."""
+    from google_auth_oauthlib.flow import InstalledAppFlow
+
+    from server.auth import write_token_file
+
+    flow = InstalledAppFlow.from_client_secrets_file(str(settings.credentials_path), scopes=[GMAIL_READONLY_SCOPE])
+    prompt = (
+        "Open this URL in a browser to authorize read-only Gmail access:\n\n    {url}\n\n"
+        "(Browser on another machine? Forward the port first: ssh -L {port}:localhost:{port} this-host)\n"
+    )
+    credentials = flow.run_local_server(
+        host="localhost",
+        port=port,
+        open_browser=open_browser,
+        authorization_prompt_message=prompt.replace("{port}", str(port or "PORT")),
+        success_message="Gmail MCP server authorized. You can close this tab and return to the terminal.",
+        access_type="offline",
+        prompt="consent",
+    )
+    if not credentials.refresh_token:
+        raise RuntimeError(
+            "Google returned no refresh token; revoke the app's access at "
+            "https://myaccount.google.com/permissions and run this again."
+        )
+    write_token_file(settings.token_path, json.loads(credentials.to_json()))
+    return settings.token_path
+
+
+def verify(settings: Settings) -> str:
+    """Proves the token works end to end: the account's address from users.getProfile."""
+    from server.auth import TokenStore
+    from server.gmail_client import GmailClient
+
+    return str(GmailClient(settings, TokenStore(settings)).get_profile().get("emailAddress"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python server/auth_cli.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
+    parser.add_argument("--port", type=int, default=0, help="local port for Google's redirect (default: any free)")
+    parser.add_argument(
+        "--credentials", help="OAuth client JSON (default: $GMAIL_CREDENTIALS_PATH or credentials.json)"
+    )
+    parser.add_argument("--token", help="where to write the token (default: $GMAIL_TOKEN_PATH or .token.json)")
+    parser.add_argument("--verify-only", action="store_true", help="only check an existing token")
+    args = parser.parse_args(argv)
+
+    settings = load_settings()
+    if args.credentials:
+        settings = settings.with_overrides(credentials_path=Path(args.credentials).expanduser().resolve())
+    if args.token:
+        settings = settings.with_overrides(token_path=Path(args.token).expanduser().resolve())
+
+    from server.errors import GmailError
+
+    if not args.verify_only:
+        if not settings.credentials_path.exists():
+            return _fail(CREDENTIALS_HELP.format(path=settings.credentials_path))
+        try:
+            path = authorize(settings, open_browser=not args.no_browser, port=args.port)
+        except (ValueError, RuntimeError, OSError) as exc:
+            return _fail(f"Authorization failed: {exc}")
+        except KeyboardInterrupt:
+            return _fail("Authorization cancelled.")
+        print(f"Token written to {path} (mode 600).")
+    try:
+        address = verify(settings)
+    except GmailError as error:
+        return _fail(f"The token does not work yet: {error.message}\nFix: {error.hint}")
+    print(f"Authorized: the server can now read {address} (read-only).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""`--demo`: the real server code path against the bundled demo mailbox, served by an in-process Gmail emulator.
+
+Same client, same HTTP, same tools; only the endpoint, the token endpoint and the token file point at loopback.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from server.config import Settings
+from server.observability import get_logger
+
+log = get_logger("demo")
+
+
+@contextmanager
+def demo_settings(settings: Settings) -> Iterator[Settings]:
+    from server.demo import DEMO_MAILBOX
+    from server.emulator import start_emulator
+
+    with (
+        tempfile.TemporaryDirectory(prefix="gmail-mcp-demo-") as scratch,
+        start_emulator(DEMO_MAILBOX, rebase_dates=True) as emulator,
+    ):
+        token_path = emulator.write_token(Path(scratch) / "demo-token.json")
+        log.warning(
+            "DEMO MODE: serving the bundled demo mailbox from a local Gmail emulator; no Google account is used",
+            extra={"emulator": emulator.url, "mailbox": str(DEMO_MAILBOX)},
+        )
+        yield settings.with_overrides(api_endpoint=emulator.url, token_uri=emulator.token_uri, token_path=token_path)

@@ -1,0 +1,141 @@
+"""MCP wiring: the tool table becomes `tools/list`, and every `tools/call` becomes a result, never a crash.
+
+The low-level SDK validates nothing and turns exceptions into protocol errors, so this layer validates arguments
+with the tool's pydantic model, runs the blocking Gmail work in a worker thread (keeping the event loop free for
+other calls and pings), and converts every failure into `CallToolResult(isError=True)` with a category, a
+message and a hint. Only an unknown tool name is a protocol error.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import ValidationError
+
+from server import __version__
+from server.errors import GmailError, InternalError, InvalidInputError
+from server.observability import get_logger
+from server.tools import TOOLS, UNTRUSTED_CONTENT, ToolContext, ToolSpec
+
+log = get_logger("dispatch")
+
+INSTRUCTIONS = (
+    "Read-only access to the user's Gmail. Find messages with gmail_search_messages (Gmail search syntax), then "
+    "read one with gmail_get_message using an id from the search. Errors carry a category and a hint saying "
+    "what to do next. " + UNTRUSTED_CONTENT
+)
+ANNOTATIONS = types.ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
+)
+
+
+def compact_schema(schema: Any) -> Any:
+    """Drops pydantic's auto-generated `title` keywords (they repeat the property names and cost context)."""
+    if isinstance(schema, list):
+        return [compact_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        else:
+            out[key] = compact_schema(value)
+    return out
+
+
+def tool_definition(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=compact_schema(spec.input_model.model_json_schema()),
+        output_schema=compact_schema(spec.output_model.model_json_schema(mode="serialization", by_alias=True)),
+        annotations=ANNOTATIONS,
+    )
+
+
+def describe_validation_error(exc: ValidationError, spec: ToolSpec) -> InvalidInputError:
+    problems = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        message = str(error["msg"]).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}")
+    allowed = ", ".join(spec.input_model.model_fields)
+    return InvalidInputError(
+        f"Invalid arguments for {spec.name}: " + "; ".join(problems[:5]),
+        hint=f"Fix the arguments and call again. Accepted arguments: {allowed}.",
+    )
+
+
+def error_result(error: GmailError) -> types.CallToolResult:
+    text = f"Error ({error.code}): {error.message}\nHint: {error.hint}"
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content={"error": error.to_dict()},
+        is_error=True,
+    )
+
+
+async def call_tool(ctx: ToolContext, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    spec = TOOLS.get(name)
+    if spec is None:
+        raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool {name!r}. Available: {', '.join(TOOLS)}.")
+    request_id = uuid.uuid4().hex[:12]
+    started = time.perf_counter()
+    log.info("tool start", extra={"request_id": request_id, "tool": name})
+    try:
+        if arguments is not None and not isinstance(arguments, dict):
+            raise InvalidInputError("Tool arguments must be a JSON object.")
+        try:
+            args = spec.input_model.model_validate(arguments or {})
+        except ValidationError as exc:
+            raise describe_validation_error(exc, spec) from None
+        result = await anyio.to_thread.run_sync(spec.run, ctx, args)
+        answer = types.CallToolResult(
+            content=[types.TextContent(type="text", text=spec.render(result))],
+            structured_content=result.model_dump(mode="json", by_alias=True),
+        )
+    except GmailError as error:
+        answer = error_result(error)
+    except Exception:
+        log.exception("tool crashed", extra={"request_id": request_id, "tool": name})
+        answer = error_result(InternalError(f"{name} failed unexpectedly (request {request_id})."))
+    latency_ms = round((time.perf_counter() - started) * 1000, 1)
+    category = answer.structured_content["error"]["category"] if answer.is_error else None
+    ctx.metrics.record_call(name, ok=not answer.is_error, latency_ms=latency_ms, category=category)
+    log_fields: dict[str, Any] = {"request_id": request_id, "tool": name, "latency_ms": latency_ms}
+    if category:
+        log.warning("tool end", extra={**log_fields, "error_type": category})
+    else:
+        log.info("tool end", extra={**log_fields, "result_count": answer.structured_content.get("result_count", 1)})
+    return answer
+
+
+def build_server(ctx: ToolContext) -> Server[Any]:
+    """The MCP server for a ready tool context (tests pass one wired to a fake or local Gmail)."""
+    definitions = [tool_definition(spec) for spec in TOOLS.values()]
+
+    async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=definitions)
+
+    async def on_call_tool(_request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await call_tool(ctx, params.name, params.arguments)
+
+    return Server(
+        "gmail",
+        version=__version__,
+        title="Gmail (read-only)",
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )

@@ -1,0 +1,72 @@
+"""`python -m server.main --check`: diagnose a set-up step by step, say what is wrong and how to fix it.
+
+The report goes to stderr like every other line the server writes; the exit status says whether Gmail works.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from server.config import Settings
+from server.errors import GmailError
+
+
+def _credentials_state(settings: Settings) -> tuple[str, str]:
+    path = settings.credentials_path
+    if not path.exists():
+        return "warn", (
+            f"no OAuth client file at {path} (needed only by auth_cli.py to create a token; "
+            "see README 'Google Cloud set-up')"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return "fail", f"{path} is unreadable or not JSON ({type(exc).__name__}): download it again"
+    if "installed" not in data:
+        kind = next(iter(data), "unknown") if isinstance(data, dict) else "unknown"
+        return "fail", f"{path} is a '{kind}' client; create an OAuth client of type 'Desktop app' instead"
+    return "ok", f"OAuth client file {path}"
+
+
+def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
+    """Runs every check in order, stopping at the first one later checks depend on. Returns the exit status."""
+    from server.auth import TokenStore, read_token_info, token_file_too_open
+    from server.gmail_client import GmailClient
+
+    stream = out or sys.stderr
+
+    def say(state: str, text: str) -> None:
+        stream.write(f"[{state:>4}] {text}\n")
+
+    state, text = _credentials_state(settings)
+    say(state, text)
+
+    store = TokenStore(settings)
+
+    def token_file() -> str:
+        read_token_info(settings.token_path)
+        if token_file_too_open(settings.token_path):
+            say("warn", f"{settings.token_path} is readable by other users: chmod 600 {settings.token_path}")
+        return f"token file {settings.token_path}"
+
+    def refresh() -> str:
+        credentials = store.get()
+        expiry = credentials.expiry.isoformat() + "Z" if credentials.expiry else "unknown"
+        return f"access token valid (expires {expiry})"
+
+    def profile() -> str:
+        data = GmailClient(settings, store).get_profile()
+        return f"Gmail answers for {data.get('emailAddress')} ({data.get('messagesTotal', '?')} messages)"
+
+    checks: list[Callable[[], str]] = [token_file, refresh, profile]
+    for check in checks:
+        try:
+            say("ok", check())
+        except GmailError as error:
+            say("fail", f"{error.message}\n       fix: {error.hint}")
+            return 1
+    say("ok", f"endpoint {settings.endpoint}: the server is ready for your MCP client")
+    return 0

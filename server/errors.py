@@ -1,0 +1,103 @@
+"""The project's error tree: every failure a tool can report, each with a category, a message and a hint.
+
+    GmailError                 (code: the category the assistant sees)
+    ├── AuthError              auth_error         token missing, unreadable, revoked, expired; 401
+    ├── PermissionDeniedError  permission_denied  403 insufficientPermissions, domain policy
+    ├── NotFoundError          not_found          404, or 400 "Invalid id value"
+    ├── RateLimitedError       rate_limited       429, 403 rate-limit reasons (after retries)
+    ├── QuotaExceededError     quota_exceeded     403 dailyLimitExceeded: retrying today is pointless
+    ├── TransientError         transient          5xx, timeouts, connection errors (after retries)
+    ├── InvalidInputError      invalid_input      bad tool arguments, or a query Gmail rejects
+    └── InternalError          internal_error     a bug in this server: logged with a traceback
+
+Google's exceptions are translated into this tree in exactly one place (`gmail_client.py` and `auth.py`); nothing
+above the client imports googleapiclient. The MCP dispatcher turns any GmailError into an `isError` tool result.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class GmailError(Exception):
+    """Base of all errors a tool call can end with."""
+
+    code: ClassVar[str] = "error"
+    default_hint: ClassVar[str] = "Try again; if it keeps failing, check the server's stderr log."
+    retryable: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        status: int | None = None,
+        reason: str | None = None,
+        retry_after_s: float | None = None,
+        retry_count: int = 0,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint or self.default_hint
+        self.status = status
+        self.reason = reason
+        self.retry_after_s = retry_after_s
+        self.retry_count = retry_count
+
+    def to_dict(self) -> dict[str, Any]:
+        """The structured form sent to the assistant (never contains secrets: messages are ours)."""
+        data: dict[str, Any] = {
+            "category": self.code,
+            "message": self.message,
+            "hint": self.hint,
+            "retryable": self.retryable,
+            "retry_count": self.retry_count,
+        }
+        if self.status is not None:
+            data["http_status"] = self.status
+        return data
+
+
+class AuthError(GmailError):
+    code = "auth_error"
+    default_hint = "Run `python server/auth_cli.py` in a terminal to authorize Gmail access, then retry."
+
+
+class PermissionDeniedError(GmailError):
+    code = "permission_denied"
+    default_hint = (
+        "The token lacks the gmail.readonly scope or the account's policy forbids API access: "
+        "re-run `python server/auth_cli.py` and grant read access."
+    )
+
+
+class NotFoundError(GmailError):
+    code = "not_found"
+    default_hint = "Check the message_id (take it from gmail_search_messages)."
+
+
+class RateLimitedError(GmailError):
+    code = "rate_limited"
+    default_hint = "Gmail is rate limiting this account: wait a minute, then retry with fewer results."
+    retryable = True
+
+
+class QuotaExceededError(GmailError):
+    code = "quota_exceeded"
+    default_hint = "The Google Cloud project's daily Gmail quota is used up; it resets at midnight Pacific time."
+
+
+class TransientError(GmailError):
+    code = "transient"
+    default_hint = "Gmail or the network failed temporarily: retry in a few seconds."
+    retryable = True
+
+
+class InvalidInputError(GmailError):
+    code = "invalid_input"
+    default_hint = "Fix the arguments as described and call the tool again."
+
+
+class InternalError(GmailError):
+    code = "internal_error"
+    default_hint = "This is a bug in the Gmail MCP server; the details are in its stderr log. Retrying may help."

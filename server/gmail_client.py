@@ -1,0 +1,394 @@
+"""The only module that talks to Gmail: google-api-python-client over HTTP, one retry loop, errors mapped once.
+
+Threading: httplib2.Http is not thread-safe, and tool calls run in worker threads, so each thread gets its own
+`AuthorizedHttp` and service object (kept alive for connection reuse). The discovery document ships inside the
+library; it is parsed once per process, not per call.
+
+Batches: `new_batch_http_request()` ignores `api_endpoint` (notes/gmail-api-wire.md), so batches are built with
+an explicit `batch_uri` derived from the configured endpoint.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any, Protocol
+
+import httplib2
+from google.auth import exceptions as google_auth_exceptions
+from googleapiclient.discovery import build_from_document
+from googleapiclient.discovery_cache import get_static_doc
+from googleapiclient.errors import HttpError
+from googleapiclient.http import BatchHttpRequest
+
+from server.auth import describe_refresh_failure
+from server.config import Settings
+from server.errors import (
+    AuthError,
+    GmailError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    QuotaExceededError,
+    RateLimitedError,
+    TransientError,
+)
+from server.observability import Metrics, get_logger
+from server.retry import RetryPolicy, run_with_retries
+
+log = get_logger("gmail")
+
+BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50.
+RATE_LIMIT_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
+QUOTA_REASONS = frozenset({"dailyLimitExceeded", "quotaExceeded"})
+_RETRY_AFTER_IN_MESSAGE = re.compile(r"Retry after (\S+)", re.IGNORECASE)
+
+
+class CredentialSource(Protocol):
+    def get(self) -> Any: ...
+
+
+@lru_cache(maxsize=1)
+def _gmail_discovery() -> dict[str, Any]:
+    return json.loads(get_static_doc("gmail", "v1"))
+
+
+class _ThreadSession:
+    """One thread's HTTP connection pool and service object, tied to the credentials object it was built for."""
+
+    def __init__(self, credentials: Any, http: Any, endpoint: str) -> None:
+        from google_auth_httplib2 import AuthorizedHttp
+
+        self.credentials = credentials
+        self.http = AuthorizedHttp(credentials, http=http)
+        self.service = build_from_document(
+            _gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}
+        )
+
+
+class GmailClient:
+    """Typed access to the few Gmail endpoints the tools need, with retries and error mapping.
+
+    Args:
+        settings: endpoint, timeout and backoff scale.
+        credentials: where valid credentials come from (`auth.TokenStore`).
+        sleep: injected so tests assert backoff sequences without waiting.
+        http_factory: builds a fresh `httplib2.Http`-compatible object per thread (tests pass HttpMockSequence).
+        clock: wall-clock seconds, used to turn "Retry after <time>" into a wait.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        credentials: CredentialSource,
+        *,
+        metrics: Metrics | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        http_factory: Callable[[], Any] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._settings = settings
+        self._credentials = credentials
+        self._metrics = metrics or Metrics()
+        self._sleep = sleep
+        self._clock = clock
+        self._http_factory = http_factory or (lambda: httplib2.Http(timeout=settings.request_timeout_s))
+        self._policy = RetryPolicy(scale=settings.backoff_scale)
+        self._local = threading.local()
+
+    # -- public API -------------------------------------------------------------------------------------------
+
+    def list_messages(
+        self, *, query: str, max_results: int, page_token: str | None = None, include_spam_trash: bool = False
+    ) -> dict[str, Any]:
+        """messages.list: `{"messages": [{"id", "threadId"}], "nextPageToken"?, "resultSizeEstimate"}`."""
+        params: dict[str, Any] = {
+            "userId": "me",
+            "q": query,
+            "maxResults": max_results,
+            "includeSpamTrash": include_spam_trash,
+            "fields": "messages(id,threadId),nextPageToken,resultSizeEstimate",
+        }
+        if page_token:
+            params["pageToken"] = page_token
+        return self._call("messages.list", lambda service: service.users().messages().list(**params))
+
+    def get_message(
+        self, message_id: str, *, fmt: str = "full", metadata_headers: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        """messages.get in `full`, `metadata`, `minimal` or `raw` format."""
+        params: dict[str, Any] = {"userId": "me", "id": message_id, "format": fmt}
+        if metadata_headers and fmt == "metadata":
+            params["metadataHeaders"] = list(metadata_headers)
+        return self._call(f"messages.get({fmt})", lambda service: service.users().messages().get(**params))
+
+    def get_messages_metadata(
+        self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
+    ) -> dict[str, dict[str, Any] | GmailError]:
+        """messages.get(format=metadata) for many ids in one batch request per 50 ids.
+
+        Parts that fail with a retryable error are retried together in one follow-up batch under the same
+        policy; whatever still fails comes back as a GmailError in place of its resource, never raised.
+        """
+        results: dict[str, dict[str, Any] | GmailError] = {}
+        for start in range(0, len(message_ids), BATCH_LIMIT):
+            chunk = list(dict.fromkeys(message_ids[start : start + BATCH_LIMIT]))
+            results.update(self._metadata_batch_with_retries(chunk, headers, fields))
+        return results
+
+    def get_profile(self) -> dict[str, Any]:
+        """users.getProfile: `{"emailAddress", "messagesTotal", "threadsTotal", "historyId"}`."""
+        return self._call("users.getProfile", lambda service: service.users().getProfile(userId="me"))
+
+    # -- one request, retried -----------------------------------------------------------------------------------
+
+    def _call(self, endpoint: str, make_request: Callable[[Any], Any]) -> dict[str, Any]:
+        def attempt() -> dict[str, Any]:
+            session = self._session()
+            started = time.perf_counter()
+            try:
+                response = make_request(session.service).execute(num_retries=0)
+            except Exception as exc:
+                error = self._map_exception(exc, endpoint)
+                self._log_request(endpoint, error.status or error.code, started)
+                raise error from exc
+            self._log_request(endpoint, 200, started)
+            return response
+
+        return run_with_retries(attempt, policy=self._policy, sleep=self._sleep, on_retry=self._on_retry(endpoint))
+
+    def _on_retry(self, endpoint: str) -> Callable[[GmailError, int, float], None]:
+        def note(error: GmailError, retry_number: int, delay_s: float) -> None:
+            log.warning(
+                "retrying Gmail request",
+                extra={
+                    "endpoint": endpoint,
+                    "category": error.code,
+                    "gmail_api_status": error.status,
+                    "retry_count": retry_number,
+                    "wait_s": round(delay_s, 3),
+                },
+            )
+
+        return note
+
+    def _log_request(self, endpoint: str, status: int | str, started: float, **extra: Any) -> None:
+        if status == 429 or status == "rate_limited":
+            self._metrics.record_rate_limited()
+        log.info(
+            "gmail request",
+            extra={
+                "endpoint": endpoint,
+                "gmail_api_status": status,
+                "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+                **extra,
+            },
+        )
+
+    # -- batches ------------------------------------------------------------------------------------------------
+
+    def _metadata_batch_with_retries(
+        self, message_ids: list[str], headers: Sequence[str], fields: str | None
+    ) -> dict[str, dict[str, Any] | GmailError]:
+        results: dict[str, dict[str, Any] | GmailError] = {}
+        pending, retries_done = message_ids, 0
+        while pending:
+            outcome = run_with_retries(
+                lambda ids=pending: self._metadata_batch_once(ids, headers, fields),  # type: ignore[misc]
+                policy=self._policy,
+                sleep=self._sleep,
+                on_retry=self._on_retry("batch"),
+            )
+            waits = []
+            for message_id in pending:
+                result = outcome[message_id]
+                results[message_id] = result
+                if isinstance(result, GmailError):
+                    result.retry_count = retries_done
+                    delay = self._policy.delay_for(result, retries_done)
+                    if delay is not None:
+                        waits.append(delay)
+            pending = [
+                mid
+                for mid in pending
+                if isinstance(results[mid], GmailError)
+                and self._policy.delay_for(results[mid], retries_done) is not None
+            ]  # type: ignore[arg-type]
+            if pending:
+                retries_done += 1
+                log.warning(
+                    "retrying failed batch parts",
+                    extra={"endpoint": "messages.get(batch)", "parts": len(pending), "retry_count": retries_done},
+                )
+                self._sleep(max(waits))
+        return results
+
+    def _metadata_batch_once(
+        self, message_ids: list[str], headers: Sequence[str], fields: str | None
+    ) -> dict[str, dict[str, Any] | GmailError]:
+        session = self._session()
+        outcome: dict[str, dict[str, Any] | GmailError] = {}
+
+        def collect(request_id: str, response: Any, exception: Exception | None) -> None:
+            if exception is None:
+                outcome[request_id] = response
+            else:
+                outcome[request_id] = self._map_exception(exception, "messages.get(metadata)")
+
+        batch = BatchHttpRequest(callback=collect, batch_uri=f"{self._settings.endpoint}/batch/gmail/v1")
+        messages = session.service.users().messages()
+        for message_id in message_ids:
+            params: dict[str, Any] = {
+                "userId": "me",
+                "id": message_id,
+                "format": "metadata",
+                "metadataHeaders": list(headers),
+            }
+            if fields:
+                params["fields"] = fields
+            batch.add(messages.get(**params), request_id=message_id)
+        started = time.perf_counter()
+        try:
+            batch.execute(http=session.http)
+        except Exception as exc:
+            error = self._map_exception(exc, "batch")
+            self._log_request("messages.get(batch)", error.status or error.code, started, parts=len(message_ids))
+            raise error from exc
+        failed = [result for result in outcome.values() if isinstance(result, GmailError)]
+        for error in failed:
+            if error.status == 429:
+                self._metrics.record_rate_limited()
+        self._log_request("messages.get(batch)", 200, started, parts=len(message_ids), failed_parts=len(failed))
+        for message_id in message_ids:  # a part the server never answered counts as a transient failure
+            outcome.setdefault(message_id, TransientError("Gmail's batch answer had no part for this message."))
+        return outcome
+
+    # -- connections --------------------------------------------------------------------------------------------
+
+    def _session(self) -> _ThreadSession:
+        credentials = self._credentials.get()  # raises AuthError with guidance
+        session: _ThreadSession | None = getattr(self._local, "session", None)
+        if session is None or session.credentials is not credentials:
+            session = _ThreadSession(credentials, self._http_factory(), self._settings.endpoint)
+            self._local.session = session
+        return session
+
+    def _discard_session(self) -> None:
+        """Drops this thread's connections after a network failure so the next attempt reconnects cleanly."""
+        self._local.session = None
+
+    # -- error mapping: the one place Google's exceptions become ours ------------------------------------------
+
+    def _map_exception(self, exc: Exception, endpoint: str) -> GmailError:
+        if isinstance(exc, GmailError):
+            return exc
+        if isinstance(exc, HttpError):
+            return map_http_error(exc, now=self._clock())
+        if isinstance(exc, (google_auth_exceptions.RefreshError, google_auth_exceptions.TransportError)):
+            return describe_refresh_failure(exc)
+        self._discard_session()
+        if isinstance(exc, (socket.timeout, TimeoutError)):
+            return TransientError(
+                f"Gmail did not answer within {self._settings.request_timeout_s:g} s ({endpoint}).",
+                hint="Gmail or the network is slow right now: retry in a few seconds.",
+            )
+        if isinstance(exc, (ConnectionError, OSError, httplib2.HttpLib2Error, http.client.HTTPException)):
+            return TransientError(
+                f"Could not reach Gmail ({type(exc).__name__}) for {endpoint}.",
+                hint="Check the internet connection (or proxy/VPN), then retry.",
+            )
+        raise exc  # a bug, not a Gmail failure: the dispatcher reports it as internal_error
+
+
+def _error_payload(exc: HttpError) -> tuple[str, str | None, str | None]:
+    """(message, first reason, status text) from Gmail's JSON error body, tolerating anything else."""
+    message, reason, status_text = (exc.reason or "").strip(), None, None
+    try:
+        body = json.loads(exc.content.decode("utf-8", "replace"))
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            message = str(error.get("message") or message)
+            status_text = error.get("status")
+            details = error.get("errors")
+            if isinstance(details, list) and details and isinstance(details[0], dict):
+                reason = details[0].get("reason")
+        elif isinstance(error, str):  # OAuth-style {"error": "invalid_grant"}
+            reason = error
+    except (ValueError, AttributeError):
+        pass
+    return message[:300], reason, status_text
+
+
+def parse_retry_after(header: str | None, message: str, *, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or HTTP date) or Gmail's "Retry after <RFC 3339>" text."""
+    candidates: Iterable[str | None] = (header, *_RETRY_AFTER_IN_MESSAGE.findall(message))
+    for value in candidates:
+        if not value:
+            continue
+        value = value.strip()
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            pass
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                continue
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        return max(0.0, when.timestamp() - now)
+    return None
+
+
+def map_http_error(exc: HttpError, *, now: float) -> GmailError:
+    """Maps a Gmail HTTP error (status, reason, message) into the project's error tree."""
+    status = exc.status_code
+    message, reason, _ = _error_payload(exc)
+    headers = exc.resp if hasattr(exc.resp, "get") else {}
+    common = {"status": status, "reason": reason}
+    if status == 429 or (status == 403 and reason in RATE_LIMIT_REASONS):
+        retry_after = parse_retry_after(headers.get("retry-after"), message, now=now)
+        return RateLimitedError(
+            f"Gmail rate limit: {message or 'too many requests'}.", retry_after_s=retry_after, **common
+        )
+    if status == 401:
+        return AuthError(
+            "Gmail rejected the access token (401) and refreshing it did not help.",
+            hint="Re-run `python server/auth_cli.py` to authorize again.",
+            **common,
+        )
+    if status == 403:
+        if reason in QUOTA_REASONS:
+            return QuotaExceededError(f"Gmail quota exhausted: {message}.", **common)
+        if reason == "accessNotConfigured" or "has not been used in project" in message:
+            return PermissionDeniedError(
+                "The Gmail API is not enabled for this Google Cloud project.",
+                hint="Enable the Gmail API in the Google Cloud console (APIs & Services > Library), wait a minute, "
+                "then retry.",
+                **common,
+            )
+        return PermissionDeniedError(
+            f"Gmail refused access: {message or 'insufficient permissions'} (the token needs the "
+            "https://www.googleapis.com/auth/gmail.readonly scope).",
+            **common,
+        )
+    if status == 404 or (status == 400 and "invalid id" in message.lower()):
+        return NotFoundError("No message with that id exists in this mailbox.", **common)
+    if status == 408 or status >= 500:
+        return TransientError(f"Gmail had a temporary problem (HTTP {status}): {message or 'backend error'}.", **common)
+    return InvalidInputError(
+        f"Gmail rejected the request (HTTP {status}): {message or 'bad request'}.",
+        hint="Check the search query syntax (see https://support.google.com/mail/answer/7190) and the arguments.",
+        **common,
+    )

@@ -1,0 +1,106 @@
+"""Entry point: `python -m server.main` serves the Gmail tools over stdio (MCP).
+
+    python -m server.main            serve the user's Gmail (token from `python server/auth_cli.py`)
+    python -m server.main --demo     serve the bundled demo mailbox through a local Gmail emulator
+    python -m server.main --check    diagnose the set-up (credentials, token, refresh, Gmail) and exit
+
+stdout carries only the MCP protocol; logs are JSON lines on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from contextlib import ExitStack
+from typing import Any
+
+from server import __version__
+from server.config import Settings, load_settings
+from server.observability import Metrics, get_logger, setup_logging
+
+log = get_logger("main")
+
+
+def report_token_state(settings: Settings) -> None:
+    """Start-up diagnosis without network: a missing token is logged, and the server keeps serving."""
+    from server.auth import read_token_info, token_file_too_open
+    from server.errors import AuthError
+
+    try:
+        read_token_info(settings.token_path)
+    except AuthError as error:
+        log.error(
+            "no usable Gmail token: tools will answer auth_error until one exists",
+            extra={"detail": error.message, "hint": error.hint},
+        )
+        return
+    if token_file_too_open(settings.token_path):
+        log.warning("token file is readable by other users; run: chmod 600 " + str(settings.token_path))
+
+
+def serve(settings: Settings) -> int:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from server.auth import TokenStore
+    from server.dispatch import build_server
+    from server.gmail_client import GmailClient
+    from server.tools import ToolContext
+
+    metrics = Metrics()
+    client = GmailClient(settings, TokenStore(settings), metrics=metrics)
+    server = build_server(ToolContext(gmail=client, enrich_top_k=settings.enrich_top_k, metrics=metrics))
+    report_token_state(settings)
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    log.info("gmail MCP server ready", extra={"version": __version__, "endpoint": settings.endpoint})
+    try:
+        anyio.run(run)
+    except KeyboardInterrupt:
+        log.info("interrupted")
+    finally:
+        log.info("metrics summary", extra={"metrics": metrics.summary()})
+    return 0
+
+
+def _stop_on_sigterm() -> None:
+    def handler(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt  # unwinds the event loop so the metrics summary is still written
+
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, handler)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m server.main", description="Gmail MCP server (stdio).")
+    parser.add_argument("--demo", action="store_true", help="serve the bundled demo mailbox (no Google account)")
+    parser.add_argument("--check", action="store_true", help="diagnose the set-up and exit")
+    parser.add_argument("--version", action="version", version=f"gmail-mcp {__version__}")
+    args = parser.parse_args(argv)
+
+    try:
+        settings = load_settings()
+    except ValueError as exc:
+        setup_logging("INFO")
+        log.error("invalid setting", extra={"detail": str(exc)})
+        return 2
+    setup_logging(settings.log_level)
+    _stop_on_sigterm()
+    with ExitStack() as stack:
+        if args.demo:
+            from server.demo_mode import demo_settings
+
+            settings = stack.enter_context(demo_settings(settings))
+        if args.check:
+            from server.doctor import run_checks
+
+            return run_checks(settings)
+        return serve(settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""JSON-lines logging on stderr, value masking, and in-process metrics for the design document's indicators.
+
+stdout belongs to the MCP protocol, so every log line goes to stderr. Secrets never reach a log call: callers
+log ids, counts and categories; `mask_email` and `clip` exist for the few human values worth a glance.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import threading
+import time
+from collections import defaultdict
+from typing import Any
+
+LOGGER_NAME = "gmail_mcp"
+_STANDARD_ATTRS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+_EMAIL = re.compile(r"([A-Za-z0-9._%+-])([A-Za-z0-9._%+-]*)(@[A-Za-z0-9.-]+\.[A-Za-z]{2,})")
+_BEARER = re.compile(r"(?i)(bearer\s+|access_token[\"'=: ]+|refresh_token[\"'=: ]+)[A-Za-z0-9._\-/+=]{8,}")
+
+
+def mask_email(text: str) -> str:
+    """`example@gmail.com` -> `ex***@gmail.com` (one letter kept for very short local parts)."""
+
+    def _mask(match: re.Match[str]) -> str:
+        local = match.group(1) + match.group(2)
+        keep = local[:2] if len(local) > 3 else local[:1]
+        return f"{keep}***{match.group(3)}"
+
+    return _EMAIL.sub(_mask, text)
+
+
+def clip(text: str | None, limit: int = 50) -> str | None:
+    """Cuts a value for logging (snippets: 50 characters, per the design document)."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + "…"
+
+
+def scrub(text: str) -> str:
+    """Last line of defence for free text (exception messages): masks addresses and bearer-looking tokens."""
+    return mask_email(_BEARER.sub(lambda m: m.group(1) + "[redacted]", text))
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "event": scrub(record.getMessage()),
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD_ATTRS and not key.startswith("_"):
+                entry[key] = scrub(value) if isinstance(value, str) else value
+        if record.exc_info:
+            entry["exception"] = scrub(self.formatException(record.exc_info))
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def setup_logging(level: str = "INFO") -> logging.Logger:
+    """Routes the project's and the libraries' logs to stderr as JSON lines (idempotent)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)  # libraries: warnings and up
+    logger = logging.getLogger(LOGGER_NAME)
+    logger.setLevel(getattr(logging, level, logging.INFO))
+    # googleapiclient logs each request URL at INFO/DEBUG, which may carry queries (personal data).
+    logging.getLogger("googleapiclient").setLevel(logging.WARNING)
+    return logger
+
+
+def get_logger(name: str = "") -> logging.Logger:
+    return logging.getLogger(f"{LOGGER_NAME}.{name}" if name else LOGGER_NAME)
+
+
+def _percentile(sorted_values: list[float], fraction: float) -> float:
+    index = min(len(sorted_values) - 1, max(0, round(fraction * (len(sorted_values) - 1))))
+    return sorted_values[index]
+
+
+class Metrics:
+    """Counters for the design document's metrics; thread-safe, summarised once at shutdown."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: dict[str, int] = defaultdict(int)
+        self._successes: dict[str, int] = defaultdict(int)
+        self._latencies: dict[str, list[float]] = defaultdict(list)
+        self._error_categories: dict[str, int] = defaultdict(int)
+        self._pages: dict[int, int] = defaultdict(int)
+        self._rate_limited = 0
+        self._enriched = 0
+        self._enrichment_failures = 0
+
+    def record_call(self, tool: str, *, ok: bool, latency_ms: float, category: str | None = None) -> None:
+        with self._lock:
+            self._calls[tool] += 1
+            self._successes[tool] += ok
+            self._latencies[tool].append(latency_ms)
+            if category:
+                self._error_categories[category] += 1
+
+    def record_pages(self, pages: int) -> None:
+        with self._lock:
+            self._pages[pages] += 1
+
+    def record_rate_limited(self) -> None:
+        with self._lock:
+            self._rate_limited += 1
+
+    def record_enrichment(self, *, attempted: int, failed: int) -> None:
+        with self._lock:
+            self._enriched += attempted
+            self._enrichment_failures += failed
+
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            tools: dict[str, Any] = {}
+            for tool, calls in self._calls.items():
+                latencies = sorted(self._latencies[tool])
+                tools[tool] = {
+                    "calls": calls,
+                    "success_rate": round(self._successes[tool] / calls, 4),
+                    "latency_ms": {
+                        "p50": round(_percentile(latencies, 0.50), 1),
+                        "p95": round(_percentile(latencies, 0.95), 1),
+                        "p99": round(_percentile(latencies, 0.99), 1),
+                    },
+                }
+            return {
+                "tools": tools,
+                "errors_by_category": dict(self._error_categories),
+                "pages_per_search": {str(k): v for k, v in sorted(self._pages.items())},
+                "rate_limited_responses": self._rate_limited,
+                "enrichment": {
+                    "attempted": self._enriched,
+                    "failed": self._enrichment_failures,
+                    "failure_rate": round(self._enrichment_failures / self._enriched, 4) if self._enriched else 0.0,
+                },
+            }

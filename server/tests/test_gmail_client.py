@@ -1,0 +1,164 @@
+"""The client's single retry loop and its one-place error mapping, over the real google-api-python-client."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from server.errors import (
+    AuthError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    QuotaExceededError,
+    RateLimitedError,
+    TransientError,
+)
+from server.gmail_client import parse_retry_after
+from server.retry import RetryPolicy, run_with_retries
+from server.tests.fake_gmail import FakeGmail, gmail_error, json_response, list_page
+
+PROFILE = json_response({"emailAddress": "alex@example.com", "messagesTotal": 3})
+
+
+def test_policy_is_the_design_documents():
+    policy = RetryPolicy()
+    rate_limited, transient = RateLimitedError("x"), TransientError("x")
+    assert [policy.delay_for(rate_limited, n) for n in range(4)] == [1.0, 2.0, 4.0, None]
+    assert [policy.delay_for(transient, n) for n in range(3)] == [1.0, 2.0, None]
+    assert policy.delay_for(AuthError("x"), 0) is None and policy.delay_for(NotFoundError("x"), 0) is None
+
+
+def test_retry_after_raises_the_wait_but_is_capped():
+    policy = RetryPolicy()
+    assert policy.delay_for(RateLimitedError("x", retry_after_s=7.5), 0) == 7.5
+    assert policy.delay_for(RateLimitedError("x", retry_after_s=0.2), 1) == 2.0
+    assert policy.delay_for(RateLimitedError("x", retry_after_s=3600), 0) == 30.0
+
+
+def test_backoff_scale_shrinks_every_wait():
+    assert RetryPolicy(scale=0.001).delay_for(RateLimitedError("x"), 2) == pytest.approx(0.004)
+
+
+def test_run_with_retries_reports_each_retry_and_the_final_count():
+    attempts, notes, sleeps = [], [], []
+
+    def attempt():
+        attempts.append(1)
+        raise TransientError("down")
+
+    with pytest.raises(TransientError) as caught:
+        run_with_retries(attempt, policy=RetryPolicy(), sleep=sleeps.append,
+                         on_retry=lambda err, n, d: notes.append((n, d)))
+    assert len(attempts) == 3 and sleeps == [1.0, 2.0] and notes == [(1, 1.0), (2, 2.0)]
+    assert caught.value.retry_count == 2
+
+
+@pytest.mark.parametrize(
+    "header, message, expected",
+    [
+        ("12", "", 12.0),
+        (None, "User-rate limit exceeded.  Retry after 2027-01-15T08:00:05.000Z", 5.0),
+        ("Fri, 15 Jan 2027 08:00:09 GMT", "", 9.0),
+        (None, "Rate Limit Exceeded", None),
+        ("soon", "", None),
+    ],
+)
+def test_retry_after_parsing(header, message, expected):
+    now = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+    assert parse_retry_after(header, message, now=now) == expected
+
+
+def test_429_with_retry_after_header_waits_that_long():
+    fake = FakeGmail([gmail_error(429, "rateLimitExceeded", "Too many", {"retry-after": "3"}), PROFILE])
+    assert fake.client.get_profile()["emailAddress"] == "alex@example.com"
+    assert fake.sleeps == [3.0]
+
+
+@pytest.mark.parametrize("reason", ["rateLimitExceeded", "userRateLimitExceeded"])
+def test_403_rate_limit_reasons_are_retried_like_429(reason):
+    fake = FakeGmail([gmail_error(403, reason, "User Rate Limit Exceeded"), PROFILE])
+    fake.client.get_profile()
+    assert fake.sleeps == [1.0]
+
+
+def test_500_then_success():
+    fake = FakeGmail([gmail_error(500, "backendError", "Backend Error"), list_page(["a"])])
+    assert fake.client.list_messages(query="x", max_results=1)["messages"][0]["id"] == "a"
+    assert fake.sleeps == [1.0]
+
+
+@pytest.mark.parametrize(
+    "answer, error_type, fragment",
+    [
+        (gmail_error(401, "authError", "Invalid Credentials"), AuthError, "auth_cli.py"),
+        (gmail_error(403, "insufficientPermissions", "Insufficient Permission"), PermissionDeniedError,
+         "gmail.readonly"),
+        (gmail_error(403, "dailyLimitExceeded", "Daily Limit Exceeded"), QuotaExceededError, "midnight"),
+        (gmail_error(403, "accessNotConfigured", "Gmail API has not been used in project 1"), PermissionDeniedError,
+         "Enable the Gmail API"),
+        (gmail_error(400, "invalidArgument", "Invalid query"), InvalidInputError, "query syntax"),
+        (gmail_error(404, "notFound", "Requested entity was not found."), NotFoundError, "message_id"),
+    ],
+)
+def test_final_errors_are_mapped_once_and_not_retried(answer, error_type, fragment):
+    fake = FakeGmail([answer])
+    with pytest.raises(error_type) as caught:
+        fake.client.get_profile()
+    assert fragment in caught.value.message + caught.value.hint
+    assert fake.sleeps == [] and caught.value.retry_count == 0
+
+
+class ExplodingHttp:
+    """An httplib2.Http stand-in whose first N requests fail at the socket level."""
+
+    def __init__(self, error: Exception, failures: int, then: tuple) -> None:
+        self.error, self.failures, self.then = error, failures, then
+
+    def request(self, *args, **kwargs):
+        import httplib2
+
+        if self.failures:
+            self.failures -= 1
+            raise self.error
+        headers, body = self.then
+        return httplib2.Response(headers), body.encode()
+
+
+@pytest.mark.parametrize("error", [socket.timeout("timed out"), ConnectionResetError(104, "reset"),
+                                   ConnectionRefusedError(111, "refused")])
+def test_network_failures_are_transient_and_retried(error):
+    fake = FakeGmail([])
+    flaky = ExplodingHttp(error, failures=1, then=PROFILE)
+    fake.client._http_factory = lambda: flaky
+    assert fake.client.get_profile()["emailAddress"] == "alex@example.com"
+    assert fake.sleeps == [1.0]
+
+
+def test_timeouts_exhaust_into_a_transient_error_naming_the_timeout():
+    fake = FakeGmail([])
+    fake.client._http_factory = lambda: ExplodingHttp(socket.timeout("timed out"), failures=9, then=PROFILE)
+    with pytest.raises(TransientError) as caught:
+        fake.client.get_profile()
+    assert "did not answer within 30 s" in caught.value.message and fake.sleeps == [1.0, 2.0]
+
+
+def test_list_asks_only_for_the_fields_it_uses():
+    fake = FakeGmail([list_page(["a"])])
+    fake.client.list_messages(query="is:unread", max_results=7, include_spam_trash=False)
+    params = fake.query_params(0)
+    assert params["fields"] == ["messages(id,threadId),nextPageToken,resultSizeEstimate"]
+    assert params["q"] == ["is:unread"] and params["maxResults"] == ["7"]
+    assert params["includeSpamTrash"] == ["false"]
+
+
+def test_configured_endpoint_moves_requests_and_batches():
+    from server.config import load_settings
+
+    settings = load_settings(env={"GMAIL_API_ENDPOINT": "http://127.0.0.1:9"}, dotenv=False)
+    from server.tests.fake_gmail import metadata_batch
+
+    fake = FakeGmail([metadata_batch(["a"])], settings=settings)
+    fake.client.get_messages_metadata(["a"], headers=["From"])
+    assert fake.uris == ["http://127.0.0.1:9/batch/gmail/v1"]

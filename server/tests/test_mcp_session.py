@@ -1,0 +1,111 @@
+"""The tools through a real MCP client session (in-process), in both protocol eras."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
+from server.dispatch import build_server
+from server.tests.fake_gmail import FakeGmail, gmail_error, list_page, metadata_batch
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "auto"]
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def connect(fake: FakeGmail, mode: str) -> Client:
+    return Client(build_server(fake.context()), mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tools_are_listed_with_schemas_and_read_only_annotations(mode):
+    async with connect(FakeGmail([]), mode) as client:
+        listed = (await client.list_tools()).tools
+    by_name = {tool.name: tool for tool in listed}
+    assert set(by_name) == {"gmail_search_messages", "gmail_get_message"}
+    search = by_name["gmail_search_messages"]
+    assert search.input_schema["required"] == ["query"]
+    assert search.input_schema["properties"]["max_results"]["maximum"] == 50
+    assert search.input_schema["additionalProperties"] is False
+    assert "next_page_token" in search.output_schema["properties"]
+    for tool in listed:
+        assert tool.annotations.read_only_hint and tool.annotations.idempotent_hint and tool.annotations.open_world_hint
+        assert "from:" in by_name["gmail_search_messages"].description
+        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_search_result_is_structured_and_valid_against_its_output_schema(mode):
+    fake = FakeGmail([list_page(["m1", "m2"]), metadata_batch(["m1", "m2"])])
+    async with connect(fake, mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        result = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 2})
+    assert result.is_error is False
+    jsonschema.validate(result.structured_content, tools["gmail_search_messages"].output_schema)
+    assert [m["id"] for m in result.structured_content["messages"]] == ["m1", "m2"]
+    assert "Alice Example <alice@example.com>" in result.content[0].text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_invalid_arguments_are_tool_errors_the_model_can_fix(mode):
+    fake = FakeGmail([])
+    async with connect(fake, mode) as client:
+        result = await client.call_tool("gmail_search_messages", {"query": "", "max_results": 500})
+    assert result.is_error is True
+    error = result.structured_content["error"]
+    assert error["category"] == "invalid_input"
+    assert "max_results" in error["message"] and "in:inbox" in error["message"]
+    assert fake.uris == []  # validated before any Gmail call
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_gmail_failures_are_tool_errors_with_category_and_hint(mode):
+    fake = FakeGmail([gmail_error(404, "notFound", "Requested entity was not found.")])
+    async with connect(fake, mode) as client:
+        result = await client.call_tool("gmail_get_message", {"message_id": "18c0ffee00000001"})
+        assert result.is_error is True
+        assert result.structured_content["error"]["category"] == "not_found"
+        assert "Hint: Check the message_id" in result.content[0].text
+        again = await client.call_tool("gmail_search_messages", {"query": "x"})  # the server keeps serving
+    assert again.is_error is True
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_unknown_tool_is_a_protocol_error(mode):
+    async with connect(FakeGmail([]), mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("gmail_send_message", {})
+    assert caught.value.code == -32602 and "gmail_search_messages" in caught.value.message
+
+
+async def test_missing_token_is_an_auth_error_result(tmp_path):
+    from server.auth import TokenStore
+    from server.config import load_settings
+
+    settings = load_settings(env={"GMAIL_TOKEN_PATH": str(tmp_path / "none.json")}, dotenv=False)
+    fake = FakeGmail([], settings=settings, credentials=TokenStore(settings))
+    async with connect(fake, "legacy") as client:
+        result = await client.call_tool("gmail_search_messages", {"query": "in:inbox"})
+    assert result.structured_content["error"]["category"] == "auth_error"
+    assert "auth_cli.py" in result.structured_content["error"]["hint"]
+
+
+async def test_a_bug_becomes_an_internal_error_result_not_a_crash():
+    fake = FakeGmail([])
+
+    def broken(**_kwargs):
+        raise ZeroDivisionError("boom")
+
+    fake.client.list_messages = broken
+    async with connect(fake, "legacy") as client:
+        result = await client.call_tool("gmail_search_messages", {"query": "x"})
+        assert result.structured_content["error"]["category"] == "internal_error"
+        assert "boom" not in result.content[0].text  # internals stay in the log
+        assert len((await client.list_tools()).tools) == 2
