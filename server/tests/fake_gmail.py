@@ -23,13 +23,21 @@ BATCH_BOUNDARY = "batch_test_boundary"
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return ({"status": str(status), "content-type": "application/json; charset=UTF-8", **(headers or {})},
-            json.dumps(body))
+    return (
+        {"status": str(status), "content-type": "application/json; charset=UTF-8", **(headers or {})},
+        json.dumps(body),
+    )
 
 
 def gmail_error(status: int, reason: str, message: str, headers: dict[str, str] | None = None) -> Response:
-    body = {"error": {"code": status, "message": message,
-                      "errors": [{"message": message, "domain": "global", "reason": reason}], "status": "X"}}
+    body = {
+        "error": {
+            "code": status,
+            "message": message,
+            "errors": [{"message": message, "domain": "global", "reason": reason}],
+            "status": "X",
+        }
+    }
     return json_response(body, status, headers)
 
 
@@ -42,14 +50,26 @@ def list_page(ids: list[str], next_token: str | None = None, estimate: int | Non
     return json_response(body)
 
 
-def metadata_resource(message_id: str, *, sender: str = "Alice Example <alice@example.com>",
-                      subject: str | None = None, date: str = "Tue, 3 Nov 2026 09:15:00 +0100",
-                      snippet: str = "Hello there") -> dict[str, Any]:
+def metadata_resource(
+    message_id: str,
+    *,
+    sender: str = "Alice Example <alice@example.com>",
+    subject: str | None = None,
+    date: str = "Tue, 3 Nov 2026 09:15:00 +0100",
+    snippet: str = "Hello there",
+) -> dict[str, Any]:
     return {
-        "id": message_id, "threadId": f"t{message_id}", "snippet": snippet, "internalDate": "1793693700000",
-        "payload": {"headers": [{"name": "From", "value": sender},
-                                {"name": "Subject", "value": subject or f"Subject {message_id}"},
-                                {"name": "Date", "value": date}]},
+        "id": message_id,
+        "threadId": f"t{message_id}",
+        "snippet": snippet,
+        "internalDate": "1793693700000",
+        "payload": {
+            "headers": [
+                {"name": "From", "value": sender},
+                {"name": "Subject", "value": subject or f"Subject {message_id}"},
+                {"name": "Date", "value": date},
+            ]
+        },
     }
 
 
@@ -58,10 +78,11 @@ def batch_response(parts: dict[str, tuple[int, Any]]) -> Response:
     chunks = []
     for request_id, (status, body) in parts.items():
         reason = "OK" if status == 200 else "Error"
-        inner = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n"
-                 f"{json.dumps(body)}")
-        chunks.append(f"--{BATCH_BOUNDARY}\r\nContent-Type: application/http\r\n"
-                      f"Content-ID: <response-x + {urllib.parse.quote(request_id)}>\r\n\r\n{inner}\r\n")
+        inner = f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{json.dumps(body)}"
+        chunks.append(
+            f"--{BATCH_BOUNDARY}\r\nContent-Type: application/http\r\n"
+            f"Content-ID: <response-x + {urllib.parse.quote(request_id)}>\r\n\r\n{inner}\r\n"
+        )
     body_text = "".join(chunks) + f"--{BATCH_BOUNDARY}--\r\n"
     return ({"status": "200", "content-type": f"multipart/mixed; boundary={BATCH_BOUNDARY}"}, body_text)
 
@@ -71,8 +92,10 @@ def metadata_batch(ids: list[str], failures: dict[str, tuple[int, str, str]] | N
     for mid in ids:
         if failures and mid in failures:
             status, reason, message = failures[mid]
-            parts[mid] = (status, {"error": {"code": status, "message": message,
-                                             "errors": [{"reason": reason, "message": message}]}})
+            parts[mid] = (
+                status,
+                {"error": {"code": status, "message": message, "errors": [{"reason": reason, "message": message}]}},
+            )
         else:
             parts[mid] = (200, metadata_resource(mid))
     return batch_response(parts)
@@ -102,8 +125,14 @@ class FakeGmail:
 
     def __post_init__(self) -> None:
         self.mock = HttpMockSequence(self.responses)
-        self.client = GmailClient(self.settings, self.credentials, metrics=self.metrics, sleep=self.sleeps.append,
-                                  http_factory=lambda: self.mock, clock=lambda: 1_800_000_000.0)
+        self.client = GmailClient(
+            self.settings,
+            self.credentials,
+            metrics=self.metrics,
+            sleep=self.sleeps.append,
+            http_factory=lambda: self.mock,
+            clock=lambda: 1_800_000_000.0,
+        )
 
     def context(self, top_k: int = 10) -> Any:
         from server.tools import ToolContext  # the tools layer is imported only by tests that use it

@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from server.errors import NotFoundError
 from server.models import GetMessageInput
-from server.tools import get_message, render_message
 from server.tests.fake_gmail import FakeGmail, gmail_error, json_response
+from server.tools import get_message, render_message
 
 
 def b64(text: str) -> str:
@@ -27,23 +27,56 @@ HEADERS = [
 
 
 def full_resource(body_text: str, html: str | None = None) -> dict:
-    parts = [{"partId": "0", "mimeType": "text/plain", "filename": "", "headers": [],
-              "body": {"size": len(body_text), "data": b64(body_text)}}]
+    parts = [
+        {
+            "partId": "0",
+            "mimeType": "text/plain",
+            "filename": "",
+            "headers": [],
+            "body": {"size": len(body_text), "data": b64(body_text)},
+        }
+    ]
     if html is not None:
-        parts.append({"partId": "1", "mimeType": "text/html", "filename": "", "headers": [],
-                      "body": {"size": len(html), "data": b64(html)}})
+        parts.append(
+            {
+                "partId": "1",
+                "mimeType": "text/html",
+                "filename": "",
+                "headers": [],
+                "body": {"size": len(html), "data": b64(html)},
+            }
+        )
     return {
-        "id": "18c0ffee00000001", "threadId": "18c0ffee00000000", "labelIds": ["INBOX", "UNREAD"],
-        "snippet": "Numbers &amp; more", "internalDate": "1793577600000", "sizeEstimate": 2048,
-        "payload": {"partId": "", "mimeType": "multipart/mixed", "filename": "", "headers": HEADERS,
+        "id": "18c0ffee00000001",
+        "threadId": "18c0ffee00000000",
+        "labelIds": ["INBOX", "UNREAD"],
+        "snippet": "Numbers &amp; more",
+        "internalDate": "1793577600000",
+        "sizeEstimate": 2048,
+        "payload": {
+            "partId": "",
+            "mimeType": "multipart/mixed",
+            "filename": "",
+            "headers": HEADERS,
+            "body": {"size": 0},
+            "parts": [
+                {
+                    "partId": "0",
+                    "mimeType": "multipart/alternative",
+                    "filename": "",
+                    "headers": [],
                     "body": {"size": 0},
-                    "parts": [
-                        {"partId": "0", "mimeType": "multipart/alternative", "filename": "", "headers": [],
-                         "body": {"size": 0}, "parts": parts},
-                        {"partId": "1", "mimeType": "application/pdf", "filename": "q3.pdf",
-                         "headers": [{"name": "Content-Disposition", "value": 'attachment; filename="q3.pdf"'}],
-                         "body": {"size": 12345, "attachmentId": "ANGjdJ-att-1"}},
-                    ]},
+                    "parts": parts,
+                },
+                {
+                    "partId": "1",
+                    "mimeType": "application/pdf",
+                    "filename": "q3.pdf",
+                    "headers": [{"name": "Content-Disposition", "value": 'attachment; filename="q3.pdf"'}],
+                    "body": {"size": 12345, "attachmentId": "ANGjdJ-att-1"},
+                },
+            ],
+        },
     }
 
 
@@ -80,8 +113,12 @@ def test_metadata_format_has_no_body_and_asks_only_for_needed_headers():
 def test_html_only_mail_is_returned_as_text_and_html_on_request():
     html = "<html><body><h1>Sale</h1><p>Everything &amp; more</p><script>x()</script></body></html>"
     resource = full_resource("ignored")
-    resource["payload"] = {"partId": "", "mimeType": "text/html", "headers": HEADERS,
-                           "body": {"size": len(html), "data": b64(html)}}
+    resource["payload"] = {
+        "partId": "",
+        "mimeType": "text/html",
+        "headers": HEADERS,
+        "body": {"size": len(html), "data": b64(html)},
+    }
     fake = FakeGmail([json_response(resource)])
     result = fetch(fake, message_id="18c0ffee00000001", include_html=True)
     assert "Sale" in result.body_text and "Everything & more" in result.body_text

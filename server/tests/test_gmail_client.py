@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from server.errors import (
@@ -49,8 +47,9 @@ def test_run_with_retries_reports_each_retry_and_the_final_count():
         raise TransientError("down")
 
     with pytest.raises(TransientError) as caught:
-        run_with_retries(attempt, policy=RetryPolicy(), sleep=sleeps.append,
-                         on_retry=lambda err, n, d: notes.append((n, d)))
+        run_with_retries(
+            attempt, policy=RetryPolicy(), sleep=sleeps.append, on_retry=lambda err, n, d: notes.append((n, d))
+        )
     assert len(attempts) == 3 and sleeps == [1.0, 2.0] and notes == [(1, 1.0), (2, 2.0)]
     assert caught.value.retry_count == 2
 
@@ -93,11 +92,17 @@ def test_500_then_success():
     "answer, error_type, fragment",
     [
         (gmail_error(401, "authError", "Invalid Credentials"), AuthError, "auth_cli.py"),
-        (gmail_error(403, "insufficientPermissions", "Insufficient Permission"), PermissionDeniedError,
-         "gmail.readonly"),
+        (
+            gmail_error(403, "insufficientPermissions", "Insufficient Permission"),
+            PermissionDeniedError,
+            "gmail.readonly",
+        ),
         (gmail_error(403, "dailyLimitExceeded", "Daily Limit Exceeded"), QuotaExceededError, "midnight"),
-        (gmail_error(403, "accessNotConfigured", "Gmail API has not been used in project 1"), PermissionDeniedError,
-         "Enable the Gmail API"),
+        (
+            gmail_error(403, "accessNotConfigured", "Gmail API has not been used in project 1"),
+            PermissionDeniedError,
+            "Enable the Gmail API",
+        ),
         (gmail_error(400, "invalidArgument", "Invalid query"), InvalidInputError, "query syntax"),
         (gmail_error(404, "notFound", "Requested entity was not found."), NotFoundError, "message_id"),
     ],
@@ -126,8 +131,9 @@ class ExplodingHttp:
         return httplib2.Response(headers), body.encode()
 
 
-@pytest.mark.parametrize("error", [socket.timeout("timed out"), ConnectionResetError(104, "reset"),
-                                   ConnectionRefusedError(111, "refused")])
+@pytest.mark.parametrize(
+    "error", [TimeoutError("timed out"), ConnectionResetError(104, "reset"), ConnectionRefusedError(111, "refused")]
+)
 def test_network_failures_are_transient_and_retried(error):
     fake = FakeGmail([])
     flaky = ExplodingHttp(error, failures=1, then=PROFILE)
@@ -138,7 +144,7 @@ def test_network_failures_are_transient_and_retried(error):
 
 def test_timeouts_exhaust_into_a_transient_error_naming_the_timeout():
     fake = FakeGmail([])
-    fake.client._http_factory = lambda: ExplodingHttp(socket.timeout("timed out"), failures=9, then=PROFILE)
+    fake.client._http_factory = lambda: ExplodingHttp(TimeoutError("timed out"), failures=9, then=PROFILE)
     with pytest.raises(TransientError) as caught:
         fake.client.get_profile()
     assert "did not answer within 30 s" in caught.value.message and fake.sleeps == [1.0, 2.0]

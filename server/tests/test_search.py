@@ -12,8 +12,8 @@ from pydantic import ValidationError
 from server.errors import RateLimitedError, TransientError
 from server.models import SearchMessagesInput
 from server.query import compose_query, label, newer_than
-from server.tools import EMPTY_RESULT_HINT, MAX_PAGES, collect_message_refs, search_messages
 from server.tests.fake_gmail import FakeGmail, gmail_error, list_page, metadata_batch
+from server.tools import EMPTY_RESULT_HINT, MAX_PAGES, collect_message_refs, search_messages
 
 
 def ids(prefix: str, count: int, start: int = 0) -> list[str]:
@@ -29,7 +29,9 @@ def search(fake: FakeGmail, top_k: int = 10, **arguments):
 
 def test_query_composition_matches_the_design_document():
     assert compose_query("from:test", newer_than_days=7) == "from:test newer_than:7d"
-    assert compose_query("subject:meeting", label_ids=["INBOX", "STARRED"]) == "subject:meeting label:INBOX label:STARRED"
+    assert (
+        compose_query("subject:meeting", label_ids=["INBOX", "STARRED"]) == "subject:meeting label:INBOX label:STARRED"
+    )
     assert compose_query("", newer_than_days=30) == "newer_than:30d"
 
 
@@ -94,8 +96,10 @@ def test_explicit_page_token_continues_a_search():
 
 def test_duplicates_across_pages_are_dropped_in_first_seen_order():
     refs = collect_message_refs(
-        lambda token, size: {None: {"messages": [{"id": i} for i in "123"], "nextPageToken": "b"},
-                             "b": {"messages": [{"id": i} for i in "234"]}}[token],
+        lambda token, size: {
+            None: {"messages": [{"id": i} for i in "123"], "nextPageToken": "b"},
+            "b": {"messages": [{"id": i} for i in "234"]},
+        }[token],
         limit=10,
     )
     assert [r["id"] for r in refs.refs] == ["1", "2", "3", "4"]

@@ -1,0 +1,167 @@
+"""A terminal MCP client for this server: `python -m server.cli [--demo] search|get|tour ...`.
+
+It starts `python -m server.main` as a subprocess and speaks MCP to it over stdio, exactly as Claude Desktop
+does, so every command exercises the whole stack. Without `--demo` it uses your real token, which makes it the
+quickest check of a real set-up.
+
+    python -m server.cli --demo tour
+    python -m server.cli search "from:alice newer_than:30d" --max 5
+    python -m server.cli get 18c2f0a1b2c3d4e5 --format metadata --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
+
+from server.config import PROJECT_ROOT
+
+RULE = "─" * 78
+
+
+@asynccontextmanager
+async def connect(demo: bool, verbose: bool) -> AsyncIterator[Any]:
+    """An MCP client session with a freshly started server subprocess."""
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "server.main", *(["--demo"] if demo else [])],
+        env=env,
+        cwd=str(PROJECT_ROOT),
+    )
+    with open(os.devnull, "w") as devnull:
+        errlog: TextIO = sys.stderr if verbose else devnull
+        async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
+            yield client
+
+
+def show(result: Any, as_json: bool, out: TextIO) -> bool:
+    """Prints a tool result; returns False when it was an error."""
+    if as_json:
+        payload = result.structured_content or {"content": [block.text for block in result.content]}
+        out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write("\n".join(block.text for block in result.content) + "\n")
+    return not result.is_error
+
+
+def search_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"query": args.query, "max_results": args.max}
+    if args.newer_than_days is not None:
+        arguments["newer_than_days"] = args.newer_than_days
+    if args.label:
+        arguments["label_ids"] = args.label
+    if args.page_token:
+        arguments["page_token"] = args.page_token
+    return arguments
+
+
+async def run_search(args: argparse.Namespace) -> int:
+    async with connect(args.demo, args.verbose) as client:
+        result = await client.call_tool("gmail_search_messages", search_arguments(args))
+    return 0 if show(result, args.json, sys.stdout) else 1
+
+
+async def run_get(args: argparse.Namespace) -> int:
+    arguments: dict[str, Any] = {"message_id": args.message_id, "format": args.format}
+    if args.max_body_chars:
+        arguments["max_body_chars"] = args.max_body_chars
+    if args.offset:
+        arguments["offset"] = args.offset
+    async with connect(args.demo, args.verbose) as client:
+        result = await client.call_tool("gmail_get_message", arguments)
+    return 0 if show(result, args.json, sys.stdout) else 1
+
+
+TOUR_SEARCHES: list[tuple[str, dict[str, Any]]] = [
+    ("The five newest messages in the inbox", {"query": "in:inbox", "max_results": 5}),
+    ("Starred messages", {"query": "", "label_ids": ["STARRED"], "max_results": 5}),
+    ("Anything from the last 7 days with an attachment", {"query": "has:attachment", "newer_than_days": 7}),
+    ("A search that finds nothing (see the hint)", {"query": "from:nobody@nowhere.invalid"}),
+]
+
+
+async def run_tour(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    started = time.perf_counter()
+    calls = 0
+    async with connect(args.demo, args.verbose) as client:
+        source = "the bundled demo mailbox (local Gmail emulator)" if args.demo else "your Gmail"
+        info = client.server_info
+        out.write(f"{RULE}\nGmail MCP server tour on {source}\n")
+        out.write(
+            f"Server {info.name if info else '?'} {info.version if info else ''}, "
+            f"MCP protocol {client.protocol_version}\n{RULE}\n"
+        )
+        for tool in (await client.list_tools()).tools:
+            out.write(f"Tool {tool.name}: {(tool.description or '').split('. ')[0]}.\n")
+        first_id = None
+        for title, arguments in TOUR_SEARCHES:
+            out.write(f"\n{RULE}\n▶ {title}\n  gmail_search_messages {json.dumps(arguments, ensure_ascii=False)}\n\n")
+            result = await client.call_tool("gmail_search_messages", arguments)
+            calls += 1
+            if not show(result, args.json, out):
+                return 1
+            messages = (result.structured_content or {}).get("messages") or []
+            first_id = first_id or (messages[0]["id"] if messages else None)
+        if first_id:
+            arguments = {"message_id": first_id, "max_body_chars": 1200}
+            out.write(f"\n{RULE}\n▶ Reading the newest inbox message\n  gmail_get_message {json.dumps(arguments)}\n\n")
+            result = await client.call_tool("gmail_get_message", arguments)
+            calls += 1
+            if not show(result, args.json, out):
+                return 1
+    out.write(f"\n{RULE}\nDone: {calls} tool calls in {time.perf_counter() - started:.1f} s. ")
+    out.write("Connect your assistant next: see README 'Use it from Claude Desktop'.\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m server.cli", description="Talk to the Gmail MCP server.")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--demo", action="store_true", help="use the bundled demo mailbox (no Google account)")
+    common.add_argument("--json", action="store_true", help="print the raw structured result")
+    common.add_argument("--verbose", action="store_true", help="show the server's stderr log")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    search = commands.add_parser("search", parents=[common], help="search messages")
+    search.add_argument("query", help='Gmail query, e.g. "from:alice is:unread" ("" with a filter)')
+    search.add_argument("--max", type=int, default=10, help="max results (1-50)")
+    search.add_argument("--newer-than-days", type=int)
+    search.add_argument("--label", action="append", help="label filter (repeatable)")
+    search.add_argument("--page-token")
+    search.set_defaults(run=run_search)
+
+    get = commands.add_parser("get", parents=[common], help="read one message")
+    get.add_argument("message_id")
+    get.add_argument("--format", choices=["full", "metadata"], default="full")
+    get.add_argument("--max-body-chars", type=int)
+    get.add_argument("--offset", type=int)
+    get.set_defaults(run=run_get)
+
+    tour = commands.add_parser("tour", parents=[common], help="a short guided run through both tools")
+    tour.set_defaults(run=run_tour)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    import anyio
+
+    args = build_parser().parse_args(argv)
+    try:
+        return anyio.run(args.run, args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""Shared fixtures. The `live` suites run against a real inbox (token from auth_cli.py) or, with
+`GMAIL_LIVE_TARGET=emulator`, against the local Gmail emulator serving the bundled demo mailbox.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from server.auth import TokenStore
+from server.config import Settings, load_settings
+from server.gmail_client import GmailClient
+from server.observability import Metrics
+
+
+@dataclass
+class LiveGmail:
+    """A real client stack pointed at the live target."""
+
+    settings: Settings
+    target: str  # "gmail" or "emulator"
+
+    def client(self) -> GmailClient:
+        return GmailClient(self.settings, TokenStore(self.settings))
+
+    def context(self, top_k: int = 10):
+        from server.tools import ToolContext
+
+        metrics = Metrics()
+        client = GmailClient(self.settings, TokenStore(self.settings), metrics=metrics)
+        return ToolContext(gmail=client, enrich_top_k=top_k, metrics=metrics)
+
+
+@pytest.fixture(scope="session")
+def live_gmail(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveGmail]:
+    target = os.environ.get("GMAIL_LIVE_TARGET", "gmail").strip().lower()
+    if target == "emulator":
+        from server.demo import DEMO_MAILBOX
+        from server.emulator import start_emulator
+
+        with start_emulator(DEMO_MAILBOX, rebase_dates=True) as emulator:
+            token = emulator.write_token(tmp_path_factory.mktemp("live") / "token.json")
+            base = load_settings(env={}, dotenv=False)
+            settings = base.with_overrides(api_endpoint=emulator.url, token_uri=emulator.token_uri, token_path=token)
+            yield LiveGmail(settings, "emulator")
+        return
+    settings = load_settings()
+    if not settings.token_path.exists():
+        pytest.skip(
+            f"live tests need a Gmail token at {settings.token_path}: run `python server/auth_cli.py` first "
+            "(or run them against the local emulator with GMAIL_LIVE_TARGET=emulator)"
+        )
+    yield LiveGmail(settings, "gmail")
+
+
+@pytest.fixture
+def live_token_copy(live_gmail: LiveGmail, tmp_path: Path) -> Path:
+    """A copy of the live token file, so auth tests can break it without touching the user's real one."""
+    copy = tmp_path / "token-copy.json"
+    copy.write_bytes(live_gmail.settings.token_path.read_bytes())
+    return copy

@@ -1,0 +1,154 @@
+"""End to end: `python -m server.main` as a subprocess, driven over stdio by the official MCP client and by raw
+JSON-RPC lines, against the local Gmail emulator serving the demo mailbox through the real Google client stack.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from server.config import PROJECT_ROOT
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "auto"]
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def emulator():
+    from server.demo import DEMO_MAILBOX
+    from server.emulator import start_emulator
+
+    with start_emulator(DEMO_MAILBOX, rebase_dates=True) as running:
+        yield running
+
+
+def server_env(emulator, token_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(PROJECT_ROOT),
+        "GMAIL_API_ENDPOINT": emulator.url,
+        "GMAIL_TOKEN_URI": emulator.token_uri,
+        "GMAIL_TOKEN_PATH": str(token_path),
+        "GMAIL_MCP_LOG_LEVEL": "INFO",
+    }
+
+
+def client_for(env: dict[str, str], mode: str, errlog) -> Client:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "server.main"], env=env, cwd="/")
+    return Client(stdio_client(params, errlog=errlog), mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_search_page_and_read_over_stdio(emulator, tmp_path, mode):
+    env = server_env(emulator, emulator.write_token(tmp_path / "token.json"))
+    with open(tmp_path / "stderr.log", "w") as errlog:
+        async with client_for(env, mode, errlog) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == {"gmail_search_messages", "gmail_get_message"}
+            ten = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 10})
+            first = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 5})
+            token = first.structured_content["next_page_token"]
+            assert token
+            second = await client.call_tool(
+                "gmail_search_messages", {"query": "in:inbox", "max_results": 5, "page_token": token}
+            )
+            newest = first.structured_content["messages"][0]
+            read = await client.call_tool("gmail_get_message", {"message_id": newest["id"]})
+            missing = await client.call_tool("gmail_get_message", {"message_id": "ffffffffffffffff"})
+    ids = [m["id"] for m in ten.structured_content["messages"]]
+    paged = [m["id"] for m in first.structured_content["messages"] + second.structured_content["messages"]]
+    assert paged == ids and len(set(ids)) == 10
+    assert all(m.get("subject") and m.get("from_email") for m in ten.structured_content["messages"])
+    assert read.is_error is False and read.structured_content["headers"]["subject"] == newest["subject"]
+    assert read.structured_content["body_text"]
+    assert missing.is_error and missing.structured_content["error"]["category"] == "not_found"
+    for line in (tmp_path / "stderr.log").read_text().splitlines():
+        json.loads(line)  # every stderr line is a JSON log record
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_server_recovers_when_a_token_appears(emulator, tmp_path, mode):
+    token_path = tmp_path / "token.json"
+    env = server_env(emulator, token_path)
+    with open(os.devnull, "w") as errlog:
+        async with client_for(env, mode, errlog) as client:
+            before = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 1})
+            emulator.write_token(token_path)
+            after = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 1})
+    assert before.is_error and before.structured_content["error"]["category"] == "auth_error"
+    assert "auth_cli.py" in before.structured_content["error"]["hint"]
+    assert after.is_error is False and after.structured_content["result_count"] == 1
+
+
+def test_stdout_carries_only_json_rpc_and_eof_exits_cleanly(emulator, tmp_path):
+    env = server_env(emulator, emulator.write_token(tmp_path / "token.json"))
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "gmail_search_messages", "arguments": {"query": "in:inbox", "max_results": 3}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "gmail_search_messages", "arguments": {"max_results": "many"}},
+        },
+    ]
+    stdin = "".join(json.dumps(r) + "\n" for r in requests)
+    started = time.monotonic()
+    # Keep stdin open until the last answer is in: EOF right after the requests could race the replies.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.main"],
+        env=env,
+        cwd="/",
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdin.write(stdin)
+    process.stdin.flush()
+    answers = {}
+    while len(answers) < 4:
+        line = process.stdout.readline()
+        assert line, "server closed stdout early"
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0"
+        answers[message["id"]] = message
+    process.stdin.close()
+    eof_at = time.monotonic()
+    rest, stderr = process.communicate(timeout=10)
+    assert process.returncode == 0 and time.monotonic() - eof_at < 5
+    assert rest.strip() == ""
+    assert answers[3]["result"]["structuredContent"]["result_count"] == 3
+    assert answers[4]["result"]["isError"] is True
+    assert time.monotonic() - started < 30
+    log_lines = [json.loads(line) for line in stderr.splitlines()]
+    assert any(entry.get("event") == "metrics summary" for entry in log_lines)
+    assert "tool end" in {entry.get("event") for entry in log_lines}
