@@ -1,0 +1,524 @@
+"""Gmail search (`q`) engine for the local emulator: parse a query once, match it against many messages.
+
+Pure: no I/O, no clock. `compile_query(q, now_ms=...)` tokenizes and parses `q` into a small AST (raising
+`QuerySyntaxError` on malformed input, which the emulator answers with 400 invalidArgument like Gmail) and
+returns a `CompiledQuery` whose `matches(doc)` evaluates the AST against one `SearchDoc`.
+
+Grammar (operator names and values are case-insensitive; the keywords `OR` and `AROUND` must be upper-case)::
+
+    query   := conj EOF                            blank query: matches everything
+    conj    := disj*                               whitespace = AND
+    disj    := near ("OR" near)*                   OR binds tighter than AND: a OR b c == (a OR b) c
+    near    := unary ("AROUND" INT unary)*         proximity is not modelled: AROUND n is AND
+    unary   := "-"* primary                        "-" must touch its term: -word -"x y" -(..) -{..} -from:x
+    primary := "(" conj ")" | "{" disj* "}"        {a b c} == a OR b OR c
+             | NAME ":" value | PHRASE | WORD       "+word" is WORD (nothing is stemmed, so + changes nothing)
+    value   := TEXT | PHRASE | "(" conj ")" | "{" disj* "}"   leaves of a group take the operator:
+                                                   from:(alice OR bob), subject:(a b), subject:"a b"
+
+Matching: text is folded (NFKC + casefold; diacritics kept) and split into tokens, each a run of letters and
+digits except that every CJK character (Han, kana, Hangul) is a token of its own. A bare word or "phrase"
+matches when its tokens occur consecutively in one of: subject, body, a filename, or one display name or
+address in From, To or Cc. So `alice@x.com` is the run alice, x, com, punctuation does not matter, and a CJK
+term matches as a substring (Gmail indexes CJK as character n-grams). A term with no tokens at all (`$$`) is a
+plain substring match.
+
+Operators: from: to: cc: bcc: deliveredto: list: take `me`, an exact address (value with @), a domain
+(`@x.com`), or words of a display name / address or a substring of an address (`from:ali`, `from:x.com`);
+subject:; filename: (a word of the name such as the extension, or the whole name); rfc822msgid: (exact, `<>`
+optional); label: (user label name, spaces written as `-` or quoted, `/` kept; or a system label name);
+category:, in:, is:, has:; after:/newer: (>= that day) and before:/older: (< that day) with YYYY/MM/DD,
+YYYY-MM-DD or MM/DD/YYYY at midnight America/Los_Angeles, or epoch seconds; newer_than: (>=) and older_than:
+(<) Nd, Nm (30 days) or Ny (365 days) before `now_ms`; larger:/size: (> bytes), smaller: (< bytes), optional
+K or M suffix (x1024).
+
+Deliberate deviations from Gmail:
+- An invalid value for a known operator (`newer_than:abc`, `after:2024/13/45`, `larger:huge`, `in:nowhere`, a
+  missing value as in `from: x`) is a `QuerySyntaxError`, as are unbalanced parentheses, braces or quotes
+  (quotes are not tolerated), empty groups, a dangling `OR`, `AROUND n` or `-`, and more than 40 nested
+  groups. Unknown operators (`foo:bar`) are bare words, as in Gmail.
+- `|` is not an operator (Gmail does not document it): it is a tokenless term, i.e. a substring match.
+- No stemming, synonyms, alias expansion or thread-wide matching; `AROUND n` is plain AND.
+- `from:me` / `to:me` need `owner_email`; without it `me` matches nothing. `in:archive` = none of INBOX,
+  SPAM, TRASH, DRAFT, and not a SENT message without user labels. `category:primary` = CATEGORY_PERSONAL or
+  no category at all. `in:chats` = the CHAT label. `is:snoozed`, `is:muted`, `in:snoozed`, `has:drive` (and
+  document/spreadsheet/presentation/youtube), `category:reservations|purchases` never match (no such data).
+- `includes_spam_trash` is set by any non-negated in:spam / in:trash / in:anywhere / label:spam / label:trash,
+  even inside an OR; `-in:trash` does not set it.
+- Without tzdata (Windows with no `tzdata` package) dates use a fixed UTC-8, an hour off in summer.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone, tzinfo
+from email.utils import getaddresses
+from functools import lru_cache
+
+try:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    _PACIFIC: tzinfo = ZoneInfo("America/Los_Angeles")
+except (ImportError, ZoneInfoNotFoundError):  # pragma: no cover - depends on the platform's tz database
+    _PACIFIC = timezone(timedelta(hours=-8), "PST")
+
+__all__ = ["CompiledQuery", "QuerySyntaxError", "SearchDoc", "compile_query"]
+
+
+@dataclass(frozen=True)
+class SearchDoc:
+    """What the query engine can see of one message (headers already decoded)."""
+
+    from_: str
+    to: str
+    cc: str
+    bcc: str
+    deliveredto: str
+    list_id: str
+    subject: str
+    body: str
+    labels: frozenset[str]
+    label_names: frozenset[str]
+    filenames: tuple[str, ...]
+    internal_date: int
+    size: int
+    rfc822msgid: str
+
+
+class QuerySyntaxError(ValueError):
+    """The query cannot be parsed or an operator has an invalid value (Gmail: 400 invalidArgument)."""
+
+
+Predicate = Callable[[SearchDoc], bool]
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    now_ms: int
+    owner: str
+
+
+Builder = Callable[[str, _Ctx], Predicate]
+
+
+# ---- AST
+@dataclass(frozen=True)
+class _Leaf:
+    op: str  # "" for a bare word or phrase
+    value: str  # folded, for inspection (includes_spam_trash)
+    test: Predicate
+
+
+@dataclass(frozen=True)
+class _Not:
+    child: _Node
+
+
+@dataclass(frozen=True)
+class _Bool:
+    any_: bool  # True: OR of the children; False: AND
+    children: tuple[_Node, ...]
+
+
+_Node = _Leaf | _Not | _Bool
+
+
+def _combine(items: list[_Node], *, any_: bool) -> _Node:
+    return items[0] if len(items) == 1 else _Bool(any_, tuple(items))
+
+
+def _eval(node: _Node, doc: SearchDoc) -> bool:
+    if isinstance(node, _Leaf):
+        return node.test(doc)
+    if isinstance(node, _Not):
+        return not _eval(node.child, doc)
+    results = (_eval(child, doc) for child in node.children)
+    return any(results) if node.any_ else all(results)
+
+
+_SPAM_TRASH_KEYS = {("in", "spam"), ("in", "trash"), ("in", "anywhere"),
+                    ("label", "spam"), ("label", "trash")}
+
+
+def _asks_spam_trash(node: _Node, positive: bool = True) -> bool:
+    if isinstance(node, _Leaf):
+        return positive and (node.op, node.value) in _SPAM_TRASH_KEYS
+    if isinstance(node, _Not):
+        return _asks_spam_trash(node.child, not positive)
+    return any(_asks_spam_trash(child, positive) for child in node.children)
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    """A parsed query. `ast` is None for a blank query, which matches everything."""
+
+    ast: _Node | None
+    includes_spam_trash: bool
+
+    def matches(self, doc: SearchDoc) -> bool:
+        return self.ast is None or _eval(self.ast, doc)
+
+
+# ---- text matching
+_CJK = ("\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+        "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f")
+_TOKEN_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+_ADDRESS_RE = re.compile(r"[^\s<>,;:\"()\[\]]+@[^\s<>,;:\"()\[\]]+")
+_BRACKETED_RE = re.compile(r"<([^<>\s]+)>")
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+@lru_cache(maxsize=8192)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(_TOKEN_RE.findall(_fold(text)))
+
+
+@lru_cache(maxsize=4096)
+def _addresses(header: str) -> frozenset[str]:
+    return frozenset(_fold(addr).rstrip(".") for addr in _ADDRESS_RE.findall(header))
+
+
+@lru_cache(maxsize=4096)
+def _header_parts(header: str) -> tuple[str, ...]:
+    """Display names and addresses of a header apart, so that a phrase cannot run from one into the next."""
+    return tuple(part for pair in getaddresses([header]) for part in pair if part) or (header,)
+
+
+def _has_run(hay: tuple[str, ...], needle: tuple[str, ...]) -> bool:
+    k, first = len(needle), needle[0]
+    if k == 1:
+        return first in hay
+    return any(hay[i : i + k] == needle for i in range(len(hay) - k + 1) if hay[i] == first)
+
+
+def _term_matcher(value: str) -> Callable[[str], bool]:
+    """Word-run matcher for one term or phrase; substring matcher when the term has no tokens."""
+    needle = _tokens(value)
+    if not needle:
+        sub = _fold(value)
+        return lambda text: sub in _fold(text)
+    return lambda text: _has_run(_tokens(text), needle)
+
+
+def _bare(value: str, ctx: _Ctx) -> Predicate:
+    match = _term_matcher(value)
+    return lambda d: any(match(f) for f in (d.subject, d.body, *d.filenames)) or any(
+        match(part) for header in (d.from_, d.to, d.cc) for part in _header_parts(header))
+
+
+# ---- operators
+def _required(value: str, op: str) -> str:
+    folded = _fold(value).strip()
+    if not folded:
+        raise QuerySyntaxError(f"{op}: needs a value")
+    return folded
+
+
+def _address_op(attr: str) -> Builder:
+    def build(value: str, ctx: _Ctx) -> Predicate:
+        v = _required(value, attr.rstrip("_"))
+        if v == "me":
+            me = _fold(ctx.owner).strip()
+            return lambda d: bool(me) and me in _addresses(getattr(d, attr))
+        if v.startswith("@"):
+            return lambda d: any(a.endswith(v) for a in _addresses(getattr(d, attr)))
+        if "@" in v:
+            list_id = v.replace("@", ".")  # list:info@example.com names List-Id <info.example.com>
+            return lambda d: v in _addresses(getattr(d, attr)) or (
+                attr == "list_id" and list_id in {_fold(x) for x in _BRACKETED_RE.findall(d.list_id)})
+        words = _term_matcher(v)
+        return lambda d: any(words(part) for part in _header_parts(getattr(d, attr))) or any(
+            v in a for a in _addresses(getattr(d, attr)))
+
+    return build
+
+
+def _subject(value: str, ctx: _Ctx) -> Predicate:
+    match = _term_matcher(_required(value, "subject"))
+    return lambda d: match(d.subject)
+
+
+def _filename(value: str, ctx: _Ctx) -> Predicate:
+    v = _required(value, "filename")
+    match = _term_matcher(v)
+    return lambda d: any(_fold(name) == v or match(name) for name in d.filenames)
+
+
+def _msgid(value: str, ctx: _Ctx) -> Predicate:
+    v = _required(value, "rfc822msgid").strip("<>")
+    return lambda d: _fold(d.rfc822msgid).strip().strip("<>") == v
+
+
+_SYSTEM_LABELS = {"inbox": "INBOX", "starred": "STARRED", "unread": "UNREAD", "important": "IMPORTANT",
+                  "sent": "SENT", "spam": "SPAM", "trash": "TRASH", "draft": "DRAFT", "drafts": "DRAFT"}
+
+
+def _label_key(name: str) -> str:
+    return re.sub(r"[\s-]+", "-", _fold(name).strip())
+
+
+def _label(value: str, ctx: _Ctx) -> Predicate:
+    key = _label_key(_required(value, "label"))
+    if (system := _SYSTEM_LABELS.get(key)) is not None:
+        return lambda d: system in d.labels
+    return lambda d: any(_label_key(name) == key for name in d.label_names)
+
+
+def _never(doc: SearchDoc) -> bool:
+    return False
+
+
+def _has_label(label_id: str) -> Predicate:
+    return lambda d: label_id in d.labels
+
+
+def _primary(doc: SearchDoc) -> bool:
+    return "CATEGORY_PERSONAL" in doc.labels or not any(x.startswith("CATEGORY_") for x in doc.labels)
+
+
+def _archived(doc: SearchDoc) -> bool:
+    located = doc.labels & {"INBOX", "SPAM", "TRASH", "DRAFT"}
+    return not located and ("SENT" not in doc.labels or bool(doc.label_names))
+
+
+_CATEGORY: dict[str, Predicate] = {
+    "primary": _primary, "personal": _primary, "social": _has_label("CATEGORY_SOCIAL"),
+    "promotions": _has_label("CATEGORY_PROMOTIONS"), "updates": _has_label("CATEGORY_UPDATES"),
+    "forums": _has_label("CATEGORY_FORUMS"), "reservations": _never, "purchases": _never,
+}
+_IN: dict[str, Predicate] = {
+    "inbox": _has_label("INBOX"), "sent": _has_label("SENT"), "spam": _has_label("SPAM"),
+    "trash": _has_label("TRASH"), "starred": _has_label("STARRED"), "important": _has_label("IMPORTANT"),
+    "draft": _has_label("DRAFT"), "drafts": _has_label("DRAFT"), "chats": _has_label("CHAT"),
+    "anywhere": lambda d: True, "archive": _archived, "snoozed": _never,
+}
+_IS: dict[str, Predicate] = {
+    "unread": _has_label("UNREAD"), "read": lambda d: "UNREAD" not in d.labels,
+    "starred": _has_label("STARRED"), "important": _has_label("IMPORTANT"),
+    "snoozed": _never, "muted": _never,
+}
+_HAS: dict[str, Predicate] = {
+    "attachment": lambda d: bool(d.filenames), "userlabels": lambda d: bool(d.label_names),
+    "nouserlabels": lambda d: not d.label_names, "drive": _never, "document": _never,
+    "spreadsheet": _never, "presentation": _never, "youtube": _never,
+}
+
+
+def _keyword_op(op: str, table: dict[str, Predicate]) -> Builder:
+    def build(value: str, ctx: _Ctx) -> Predicate:
+        v = _required(value, op)
+        if v not in table:
+            raise QuerySyntaxError(f"{op}:{value} is not one of {', '.join(sorted(table))}")
+        return table[v]
+
+    return build
+
+
+_EPOCH_RE = re.compile(r"[0-9]{1,15}")
+_YMD_RE = re.compile(r"([0-9]{4})([/-])([0-9]{1,2})\2([0-9]{1,2})")
+_MDY_RE = re.compile(r"([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})")
+_RELATIVE_RE = re.compile(r"([0-9]{1,9})([dmy])")
+_SIZE_RE = re.compile(r"([0-9]{1,15})([km]?)b?")
+_DAY_MS = 86_400_000
+
+
+def _date_ms(v: str, ctx: _Ctx) -> int:
+    """Epoch ms of an absolute date: epoch seconds, or midnight Pacific time of a calendar date."""
+    if _EPOCH_RE.fullmatch(v):
+        return int(v) * 1000
+    if m := _YMD_RE.fullmatch(v):
+        year, month, day = int(m[1]), int(m[3]), int(m[4])
+    elif m := _MDY_RE.fullmatch(v):
+        month, day, year = int(m[1]), int(m[2]), int(m[3])
+    else:
+        raise ValueError("not a date (YYYY/MM/DD, MM/DD/YYYY or epoch seconds)")
+    return int(datetime(year, month, day, tzinfo=_PACIFIC).timestamp()) * 1000
+
+
+def _relative_ms(v: str, ctx: _Ctx) -> int:
+    if (m := _RELATIVE_RE.fullmatch(v)) is None:
+        raise ValueError("expected a number followed by d, m or y")
+    return ctx.now_ms - int(m[1]) * {"d": 1, "m": 30, "y": 365}[m[2]] * _DAY_MS
+
+
+def _bytes(v: str, ctx: _Ctx) -> int:
+    if (m := _SIZE_RE.fullmatch(v)) is None:
+        raise ValueError("expected a byte count, optionally with K or M")
+    return int(m[1]) * {"": 1, "k": 1024, "m": 1024 * 1024}[m[2]]
+
+
+def _compare_op(op: str, attr: str, parse: Callable[[str, _Ctx], int], cmp: Callable[[int, int], bool]
+                ) -> Builder:
+    """Operator comparing an int field of the doc (`cmp(field, limit)`) with the parsed value."""
+
+    def build(value: str, ctx: _Ctx) -> Predicate:
+        try:
+            limit = parse(_required(value, op), ctx)
+        except (ValueError, OverflowError, OSError) as exc:
+            raise QuerySyntaxError(f"{op}:{value}: {exc}") from exc
+        return lambda d: cmp(getattr(d, attr), limit)
+
+    return build
+
+
+_OPERATORS: dict[str, Builder] = {
+    "from": _address_op("from_"), "to": _address_op("to"), "cc": _address_op("cc"),
+    "bcc": _address_op("bcc"), "deliveredto": _address_op("deliveredto"), "list": _address_op("list_id"),
+    "subject": _subject, "filename": _filename, "rfc822msgid": _msgid, "label": _label,
+    "category": _keyword_op("category", _CATEGORY), "in": _keyword_op("in", _IN),
+    "is": _keyword_op("is", _IS), "has": _keyword_op("has", _HAS),
+    "after": _compare_op("after", "internal_date", _date_ms, operator.ge),
+    "newer": _compare_op("newer", "internal_date", _date_ms, operator.ge),
+    "before": _compare_op("before", "internal_date", _date_ms, operator.lt),
+    "older": _compare_op("older", "internal_date", _date_ms, operator.lt),
+    "newer_than": _compare_op("newer_than", "internal_date", _relative_ms, operator.ge),
+    "older_than": _compare_op("older_than", "internal_date", _relative_ms, operator.lt),
+    "larger": _compare_op("larger", "size", _bytes, operator.gt),
+    "size": _compare_op("size", "size", _bytes, operator.gt),
+    "smaller": _compare_op("smaller", "size", _bytes, operator.lt),
+}
+
+
+# ---- tokenizer and parser
+@dataclass(frozen=True)
+class _Tok:
+    kind: str  # ( ) { } - OR AROUND WORD PHRASE OP (inline value) OPGROUP (value is the next primary)
+    text: str
+    value: str = ""
+
+
+_MAX_DEPTH = 40
+
+
+_LEX_RE = re.compile(r'(?P<space>\s+)|(?P<punct>[(){}])|"(?P<phrase>[^"]*)"|(?P<quote>")|(?P<neg>-(?=\S))'
+                     r'|(?P<dash>-)|(?P<word>[^\s(){}"]+)')
+
+
+def _tokenize(q: str) -> list[_Tok]:
+    toks: list[_Tok] = []
+    for m in _LEX_RE.finditer(q):
+        kind = m.lastgroup or "space"
+        text, after = m[kind], q[m.end() : m.end() + 1]
+        if kind == "quote":
+            raise QuerySyntaxError("unbalanced quote")
+        if kind == "dash":
+            raise QuerySyntaxError("'-' must be followed directly by the term it negates")
+        if kind in ("punct", "phrase", "neg"):
+            toks.append(_Tok({"punct": text, "phrase": "PHRASE", "neg": "-"}[kind], text))
+        if kind != "word":
+            continue
+        name, colon, value = text.partition(":")
+        if colon and name.casefold() in _OPERATORS:
+            if not value and not (after and after in '({"'):
+                raise QuerySyntaxError(f"{text} needs a value")
+            toks.append(_Tok("OP" if value else "OPGROUP", name.casefold(), value))
+        elif text in ("OR", "AROUND"):
+            toks.append(_Tok(text, text))
+        elif text != "+" or after != '"':  # +"phrase" is the phrase; +word is the word
+            toks.append(_Tok("WORD", text[1:] if text.startswith("+") and len(text) > 1 else text))
+    return toks
+
+
+class _Parser:
+    def __init__(self, toks: list[_Tok], ctx: _Ctx) -> None:
+        self.toks, self.ctx, self.pos, self.depth = toks, ctx, 0, 0
+
+    def peek(self, ahead: int = 0) -> _Tok | None:
+        at = self.pos + ahead
+        return self.toks[at] if at < len(self.toks) else None
+
+    def parse(self) -> _Node | None:
+        items = self.items(None)
+        if (tok := self.peek()) is not None:
+            raise QuerySyntaxError(f"unbalanced {tok.text!r}")
+        return _combine(items, any_=False) if items else None
+
+    def items(self, field: str | None) -> list[_Node]:
+        items: list[_Node] = []
+        while (tok := self.peek()) is not None and tok.kind not in (")", "}"):
+            items.append(self.disj(field))
+        return items
+
+    def disj(self, field: str | None) -> _Node:
+        items = [self.near(field)]
+        while (tok := self.peek()) is not None and tok.kind == "OR":
+            self.pos += 1
+            items.append(self.near(field))
+        return _combine(items, any_=True)
+
+    def near(self, field: str | None) -> _Node:
+        items = [self.unary(field)]
+        while (tok := self.peek()) is not None and tok.kind == "AROUND" and self._distance_follows():
+            self.pos += 2
+            items.append(self.unary(field))
+        return _combine(items, any_=False)
+
+    def _distance_follows(self) -> bool:
+        num = self.peek(1)
+        return num is not None and num.kind == "WORD" and _EPOCH_RE.fullmatch(num.text) is not None
+
+    def unary(self, field: str | None) -> _Node:
+        negations = 0
+        while (tok := self.peek()) is not None and tok.kind == "-":
+            negations += 1
+            self.pos += 1
+        node = self.primary(field)
+        return _Not(node) if negations % 2 else node
+
+    def primary(self, field: str | None) -> _Node:
+        tok = self.peek()
+        if tok is None:
+            raise QuerySyntaxError("query ends where a term is expected")
+        self.pos += 1
+        if tok.kind in ("(", "{"):
+            return self.group(field, tok.kind)
+        if tok.kind in (")", "}", "OR"):
+            raise QuerySyntaxError(f"unexpected {tok.text!r} where a term is expected")
+        if tok.kind == "OP":
+            return self.leaf(tok.text, tok.value)
+        if tok.kind == "OPGROUP":
+            return self.primary(tok.text)
+        return self.leaf(field, tok.text)  # WORD, PHRASE, or AROUND without a distance
+
+    def group(self, field: str | None, opener: str) -> _Node:
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise QuerySyntaxError(f"query nests deeper than {_MAX_DEPTH} groups")
+        items, closer = self.items(field), ")" if opener == "(" else "}"
+        if (tok := self.peek()) is None or tok.kind != closer:
+            raise QuerySyntaxError(f"unbalanced {opener!r}")
+        if not items:
+            raise QuerySyntaxError(f"empty {opener}{closer} group")
+        self.pos += 1
+        self.depth -= 1
+        return _combine(items, any_=opener == "{")
+
+    def leaf(self, op: str | None, text: str) -> _Node:
+        if op is None:
+            return _Leaf("", _fold(text), _bare(text, self.ctx))
+        return _Leaf(op, _fold(text).strip(), _OPERATORS[op](text, self.ctx))
+
+
+def compile_query(q: str, *, now_ms: int, owner_email: str = "") -> CompiledQuery:
+    """Parse a Gmail search query.
+
+    Args:
+        q: The query, as passed in `messages.list?q=`.
+        now_ms: Current time in epoch milliseconds, for `newer_than:` / `older_than:`.
+        owner_email: The mailbox owner's address, for `from:me` / `to:me`.
+
+    Returns:
+        A `CompiledQuery`; a blank query matches every message.
+
+    Raises:
+        QuerySyntaxError: The query is malformed or an operator has an invalid value.
+    """
+    ast = _Parser(_tokenize(q), _Ctx(now_ms, owner_email)).parse()
+    return CompiledQuery(ast, ast is not None and _asks_spam_trash(ast))
