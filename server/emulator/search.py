@@ -261,7 +261,8 @@ _SYSTEM_LABELS = {"inbox": "INBOX", "starred": "STARRED", "unread": "UNREAD", "i
 
 
 def _label_key(name: str) -> str:
-    return re.sub(r"[\s-]+", "-", _fold(name).strip())
+    # Gmail writes spaces and the nesting slash as dashes (`label:family-kids` for "Family/Kids"); accept both.
+    return re.sub(r"[\s/-]+", "-", _fold(name).strip())
 
 
 def _label(value: str, ctx: _Ctx) -> Predicate:
