@@ -1,0 +1,51 @@
+"""A local Gmail API emulator: the real google-api-python-client talks to it over loopback HTTP.
+
+It serves a mailbox (a directory of .eml / .mbox files, or a Google Takeout export) through the read-only Gmail
+v1 REST surface (messages list/get, attachments, threads, labels, profile), batch requests, and the OAuth
+refresh grant, with a control plane for fault injection and a request log. It is the test backbone for the
+project (nobody can touch a real inbox from CI) and the engine of demo mode.
+
+In-process::
+
+    with start_emulator("mailbox/") as emulator:
+        token_file = emulator.write_token(tmp / "token.json")
+        # GMAIL_API_ENDPOINT=emulator.url, GMAIL_TOKEN_URI=emulator.token_uri, GMAIL_TOKEN_PATH=token_file
+
+Command line: `python -m server.emulator --mailbox PATH` prints its base URL on one stdout line.
+
+Control plane (JSON in and out; never under Gmail's paths; the same operations are methods on `Emulator`):
+
+    POST /_emulator/faults             {"match": {"method"?, "path_regex"?}, "count"?: 1, "status"?, "reason"?,
+                                        "message"?, "retry_after"?, "latency_ms"?, "hang"?: true | seconds,
+                                        "reset"?: true, "invalid_grant"?: true}  -> {"fault": {...}}
+    GET  /_emulator/faults             -> {"faults": [...]}           (live faults with "remaining")
+    GET  /_emulator/requests?since=N   -> {"requests": [{"seq", "method", "path", "query", "status",
+                                           "batch_parts", "parts": [{"method", "path", "status"}], "fault",
+                                           "started_at", "duration_ms"}]}
+    POST /_emulator/concurrency-limit  {"limit": N | null}  -> {"limit": N | null}
+    POST /_emulator/reset | /revoke | /expire-tokens  -> {"ok": true}
+    GET  /_emulator/info               -> {"email", "messages", "threads", "concurrency_limit", "in_flight",
+                                           "peak_in_flight", "connections_accepted"}
+
+Standard library only.
+"""
+
+from .errors import ApiError
+from .faults import Fault
+from .mailbox_store import MailStore, StoredMessage, load_mailbox
+from .runner import Emulator, start_emulator
+from .tokens import CLIENT_ID, CLIENT_SECRET, READONLY_SCOPE, REFRESH_TOKEN
+
+__all__ = [
+    "CLIENT_ID",
+    "CLIENT_SECRET",
+    "READONLY_SCOPE",
+    "REFRESH_TOKEN",
+    "ApiError",
+    "Emulator",
+    "Fault",
+    "MailStore",
+    "StoredMessage",
+    "load_mailbox",
+    "start_emulator",
+]

@@ -1,0 +1,259 @@
+"""The request pipeline between the socket and the Gmail routes, shared by single requests and batch parts.
+
+For every Gmail API call (a single request or one batch part), in this order:
+1. a concurrency slot (taken by the caller: one per request, one per batch part, for the whole batch);
+   none left -> 429 "Too many concurrent requests for user";
+2. the first matching injected fault (latency, then hang / reset / error status);
+3. the Bearer token check -> 401 in Gmail's format;
+4. the route -> 200 JSON or the route's ApiError.
+
+`--latency-ms` is added once per outer round trip, before anything else, so a batch of 50 costs one latency
+like a real network round trip does. The control plane (`/_emulator/...`) bypasses all of this.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from .batch import PartResponse, parse_batch, render_batch
+from .errors import ApiError, unauthenticated
+from .faults import ConcurrencyGate, Fault, FaultBook, RequestLog
+from .gmail_api import GmailApi
+from .tokens import INVALID_GRANT, TokenAuthority
+
+LOG = logging.getLogger("server.emulator")
+BATCH_PATHS = ("/batch", "/batch/gmail/v1")
+JSON_TYPE = "application/json; charset=UTF-8"
+
+
+class AbortConnection(Exception):
+    """Close the connection without answering (reset=True sends a TCP RST instead of a FIN)."""
+
+    def __init__(self, *, reset: bool) -> None:
+        super().__init__("reset" if reset else "hang")
+        self.reset = reset
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes
+    content_type: str = JSON_TYPE
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Exchange:
+    """One outer HTTP request as the pipeline needs it."""
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]  # lower-cased names
+    body: bytes
+    connection: socket.socket | None = None  # to notice a client that gives up during a hang
+
+
+def json_response(status: int, data: object, headers: dict[str, str] | None = None) -> Response:
+    return Response(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), headers=dict(headers or {}))
+
+
+def error_response(error: ApiError) -> Response:
+    return Response(error.code, error.body_bytes(), headers=dict(error.headers))
+
+
+class EmulatorApp:
+    """Everything behind the socket: Gmail routes, OAuth, faults, concurrency limit, request log."""
+
+    def __init__(self, api: GmailApi, tokens: TokenAuthority, latency_ms: float = 0) -> None:
+        self.api = api
+        self.tokens = tokens
+        self.latency_ms = latency_ms
+        self.faults = FaultBook()
+        self.gate = ConcurrencyGate()
+        self.log = RequestLog()
+        self.stopping = threading.Event()
+        self.connections_accepted = 0  # TCP connections, to check that clients keep them alive
+
+    # ---- outer requests
+    def serve(self, exchange: Exchange, entry: dict[str, Any]) -> Response:
+        """Answers one outer request (not the control plane); raises AbortConnection to drop it."""
+        if self.latency_ms:
+            self.stopping.wait(self.latency_ms / 1000)
+        if exchange.path in BATCH_PATHS and exchange.method == "POST":
+            return self._serve_batch(exchange, entry)
+        if exchange.path == "/token":
+            return self._serve_token(exchange, entry)
+        if not exchange.path.startswith("/gmail/v1/"):
+            return error_response(ApiError(404, "notFound", f"Not found: {exchange.path}"))
+        granted = self.gate.acquire(1)
+        try:
+            return self._call(exchange, entry, has_slot=granted > 0)
+        finally:
+            self.gate.release(granted)
+
+    def _serve_batch(self, exchange: Exchange, entry: dict[str, Any]) -> Response:
+        fault = self._take_fault(exchange, entry)
+        if fault is not None:
+            return fault
+        try:
+            parts = parse_batch(exchange.headers.get("content-type", ""), exchange.body)
+        except ApiError as error:
+            return error_response(error)
+        entry["batch_parts"] = len(parts)
+        granted = self.gate.acquire(len(parts))
+        try:
+            answers: list[tuple[str, PartResponse]] = []
+            for index, part in enumerate(parts):
+                inner = Exchange(part.method, part.path, part.query, part.headers, part.body, exchange.connection)
+                if not part.path.startswith("/gmail/v1/"):
+                    response = error_response(ApiError(404, "notFound", f"Not found: {part.path}"))
+                else:
+                    response = self._call(inner, entry, has_slot=index < granted)
+                self.log.add_part(entry, part.method, part.path, response.status)
+                answers.append((part.content_id, PartResponse(response.status, response.body, response.headers)))
+        finally:
+            self.gate.release(granted)
+        content_type, body = render_batch(answers)
+        return Response(200, body, content_type=content_type)
+
+    def _call(self, exchange: Exchange, entry: dict[str, Any], *, has_slot: bool) -> Response:
+        """One Gmail API call (a single request or a batch part): slot, fault, auth, route."""
+        if not has_slot:
+            return error_response(ApiError(429, "rateLimitExceeded", "Too many concurrent requests for user"))
+        faulted = self._take_fault(exchange, entry)
+        if faulted is not None:
+            return faulted
+        if not self.tokens.check(exchange.headers.get("authorization")):
+            return error_response(unauthenticated())
+        try:
+            params = parse_qs(exchange.query, keep_blank_values=True)
+            return json_response(200, self.api.handle(exchange.method, exchange.path, params))
+        except ApiError as error:
+            return error_response(error)
+
+    def _serve_token(self, exchange: Exchange, entry: dict[str, Any]) -> Response:
+        fault = self.faults.take(exchange.method, exchange.path)
+        if fault is not None:
+            entry["fault"] = fault.id
+            self._delay(fault, exchange)
+            if fault.invalid_grant:
+                return json_response(400, INVALID_GRANT)
+            if fault.status:
+                error = {"error": fault.reason or "server_error", "error_description": fault.message or "Fault"}
+                return json_response(fault.status, error, _retry_after(fault))
+        if exchange.method != "POST":
+            return json_response(405, {"error": "invalid_request", "error_description": "Use POST"})
+        form = {k: v[-1] for k, v in parse_qs(exchange.body.decode("utf-8", "replace")).items()}
+        status, body = self.tokens.grant(form)
+        return json_response(status, body)
+
+    # ---- faults
+    def _take_fault(self, exchange: Exchange, entry: dict[str, Any]) -> Response | None:
+        fault = self.faults.take(exchange.method, exchange.path)
+        if fault is None:
+            return None
+        entry["fault"] = fault.id
+        self._delay(fault, exchange)
+        if fault.status:
+            error = ApiError(fault.status, fault.reason or "", fault.message or "", _retry_after(fault))
+            return error_response(error)
+        return None
+
+    def _delay(self, fault: Fault, exchange: Exchange) -> None:
+        """Latency, then hang or reset; raises AbortConnection for the last two."""
+        if fault.latency_ms:
+            self.stopping.wait(fault.latency_ms / 1000)
+        if fault.hang_s:
+            wait_until_client_leaves(exchange.connection, fault.hang_s, self.stopping.is_set)
+            raise AbortConnection(reset=False)
+        if fault.reset:
+            raise AbortConnection(reset=True)
+
+    # ---- control plane (mirrored by the Emulator handle's methods)
+    def reset(self) -> None:
+        """Back to a clean slate between tests: no faults, no log, no limit, refresh token valid again."""
+        self.faults.clear()
+        self.log.clear()
+        self.gate.set_limit(None)
+        self.tokens.restore_refresh_tokens()
+
+    def control(self, method: str, path: str, query: str, body: bytes) -> Response:
+        """`/_emulator/...` endpoints (JSON in, JSON out)."""
+        try:
+            payload = json.loads(body or b"{}") if method == "POST" else {}
+            if not isinstance(payload, dict):
+                raise ValueError("body must be a JSON object")
+            return json_response(200, self._control(method, path.removeprefix("/_emulator/"), query, payload))
+        except KeyError:
+            return json_response(404, {"error": f"no control endpoint {method} {path}"})
+        except (ValueError, TypeError) as exc:
+            return json_response(400, {"error": str(exc)})
+
+    def _control(self, method: str, name: str, query: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if (method, name) == ("GET", "requests"):
+            since = int(parse_qs(query).get("since", ["0"])[-1])
+            return {"requests": self.log.entries(since)}
+        if (method, name) == ("POST", "faults"):
+            return {"fault": self.faults.add(payload).as_json()}
+        if (method, name) == ("GET", "faults"):
+            return {"faults": self.faults.live()}
+        if (method, name) == ("POST", "reset"):
+            self.reset()
+        elif (method, name) == ("POST", "concurrency-limit"):
+            limit = payload.get("limit")
+            self.gate.set_limit(None if limit is None else int(limit))
+            return {"limit": self.gate.limit}
+        elif (method, name) == ("POST", "revoke"):
+            self.tokens.revoke_refresh_tokens()
+        elif (method, name) == ("POST", "expire-tokens"):
+            self.tokens.expire_access_tokens()
+        elif (method, name) == ("GET", "info"):
+            return self.info()
+        else:
+            raise KeyError(name)
+        return {"ok": True}
+
+    def info(self) -> dict[str, Any]:
+        store = self.api.store
+        return {
+            "email": store.email_address,
+            "messages": len(store.messages),
+            "threads": len(store.threads),
+            "concurrency_limit": self.gate.limit,
+            "in_flight": self.gate.in_flight,
+            "peak_in_flight": self.gate.peak,
+            "connections_accepted": self.connections_accepted,
+        }
+
+
+def _retry_after(fault: Fault) -> dict[str, str]:
+    return {"Retry-After": fault.retry_after} if fault.retry_after else {}
+
+
+def wait_until_client_leaves(
+    connection: socket.socket | None, limit_s: float, stopping: Callable[[], bool], poll_s: float = 0.02
+) -> None:
+    """Sleeps until the peer closes the connection, `limit_s` passes, or the server stops."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and not stopping():
+        if connection is None:
+            time.sleep(poll_s)
+            continue
+        try:
+            readable, _, _ = select.select([connection], [], [], poll_s)
+            if readable and not connection.recv(1, socket.MSG_PEEK):
+                return
+            if readable:
+                time.sleep(poll_s)  # the client sent more bytes; it is still there
+        except (OSError, ValueError):
+            return

@@ -1,0 +1,154 @@
+"""messages.list: search documents, filtering, ordering and opaque page tokens.
+
+The search engine itself lives in `search.py`; this module feeds it one `SearchDoc` per message (built once at
+start-up) and applies the rules around it that Gmail applies: `labelIds` must all match, SPAM and TRASH stay
+out unless asked for, newest first, at most 500 per page.
+
+Page tokens are opaque to clients but carry the offset and a fingerprint of the query they belong to (q,
+labelIds, includeSpamTrash), signed with a per-process key. A token replayed with another query answers 400,
+which catches the classic client bug of changing the query between pages.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .errors import invalid_argument
+from .mailbox_store import MailStore, StoredMessage
+from .mime import filename, header_text, is_attachment, message_text, snippet
+from .search import QuerySyntaxError, SearchDoc, compile_query
+
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 500
+_HIDDEN = frozenset({"SPAM", "TRASH"})
+
+
+def search_doc(stored: StoredMessage, store: MailStore, text: str) -> SearchDoc:
+    """What the query engine sees of one message: decoded headers, readable text, labels, file names."""
+    message = stored.message
+    user_labels = [store.labels[i] for i in stored.label_ids if i in store.labels]
+    return SearchDoc(
+        from_=header_text(message, "From"),
+        to=header_text(message, "To"),
+        cc=header_text(message, "Cc"),
+        bcc=header_text(message, "Bcc"),
+        deliveredto=header_text(message, "Delivered-To"),
+        list_id=header_text(message, "List-Id"),
+        subject=stored.subject,
+        body=text,
+        labels=frozenset(stored.label_ids),
+        label_names=frozenset(label.name.lower() for label in user_labels if label.type == "user"),
+        filenames=tuple(filename(part) for part in message.walk() if is_attachment(part)),
+        internal_date=stored.internal_date,
+        size=stored.size,
+        rfc822msgid=" ".join(str(message.get("Message-ID", "")).split()),
+    )
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    q: str = ""
+    label_ids: tuple[str, ...] = ()
+    max_results: int = DEFAULT_PAGE_SIZE
+    page_token: str = ""
+    include_spam_trash: bool = False
+
+
+class MessageIndex:
+    """Per-message derived data (snippet, search document), computed once, plus the list operation."""
+
+    def __init__(self, store: MailStore, key: bytes | None = None) -> None:
+        self.store = store
+        self._key = key or secrets.token_bytes(32)
+        self.snippets: dict[str, str] = {}
+        self.docs: list[tuple[StoredMessage, SearchDoc]] = []
+        for stored in store.messages:  # newest first, the order list answers in
+            text = message_text(stored.message)
+            self.snippets[stored.id] = snippet(text)
+            self.docs.append((stored, search_doc(stored, store, text)))
+
+    def list(self, request: ListRequest, *, now_ms: int) -> dict[str, object]:
+        """One page of messages.list."""
+        try:
+            query = compile_query(request.q, now_ms=now_ms, owner_email=self.store.email_address)
+        except QuerySyntaxError:
+            raise invalid_argument("Invalid query") from None
+        wanted = set(request.label_ids)
+        show_hidden = request.include_spam_trash or query.includes_spam_trash or bool(wanted & _HIDDEN)
+        hits = [
+            {"id": stored.id, "threadId": stored.thread_id}
+            for stored, doc in self.docs
+            if wanted <= doc.labels and (show_hidden or not doc.labels & _HIDDEN) and query.matches(doc)
+        ]
+        fingerprint = _fingerprint(request)
+        offset = self._read_token(request.page_token, fingerprint) if request.page_token else 0
+        page = hits[offset : offset + request.max_results]
+        response: dict[str, object] = {}
+        if page:
+            response["messages"] = page
+        if offset + request.max_results < len(hits):
+            response["nextPageToken"] = self._mint_token(offset + request.max_results, fingerprint)
+        response["resultSizeEstimate"] = len(hits)
+        return response
+
+    def _mint_token(self, offset: int, fingerprint: str) -> str:
+        payload = json.dumps([offset, fingerprint]).encode("ascii")
+        mac = hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
+        return base64.urlsafe_b64encode(mac + payload).decode("ascii").rstrip("=")
+
+    def _read_token(self, token: str, fingerprint: str) -> int:
+        try:
+            blob = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+            mac, payload = blob[:16], blob[16:]
+            if not hmac.compare_digest(mac, hmac.new(self._key, payload, hashlib.sha256).digest()[:16]):
+                raise ValueError("bad mac")
+            offset, bound_to = json.loads(payload)
+        except (ValueError, TypeError):
+            raise invalid_argument("Invalid pageToken") from None
+        if bound_to != fingerprint:
+            raise invalid_argument("Invalid pageToken: it belongs to a different query")
+        return int(offset)
+
+
+def _fingerprint(request: ListRequest) -> str:
+    material = json.dumps([request.q, sorted(request.label_ids), request.include_spam_trash])
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
+
+
+def parse_list_request(params: dict[str, Sequence[str]]) -> ListRequest:
+    """Reads messages.list query parameters, clamping maxResults to 500 like Gmail."""
+    raw_max = _last(params, "maxResults")
+    max_results = DEFAULT_PAGE_SIZE
+    if raw_max:
+        try:
+            max_results = int(raw_max)
+        except ValueError:
+            raise invalid_argument(f"Invalid value for maxResults: {raw_max}") from None
+        if max_results < 1:
+            raise invalid_argument(f"Invalid value for maxResults: {raw_max}")
+    return ListRequest(
+        q=_last(params, "q"),
+        label_ids=tuple(params.get("labelIds", ())),
+        max_results=min(max_results, MAX_PAGE_SIZE),
+        page_token=_last(params, "pageToken"),
+        include_spam_trash=parse_bool(_last(params, "includeSpamTrash"), "includeSpamTrash"),
+    )
+
+
+def parse_bool(value: str, name: str) -> bool:
+    if value.lower() in ("", "false", "0"):
+        return False
+    if value.lower() in ("true", "1"):
+        return True
+    raise invalid_argument(f"Invalid value for {name}: {value}")
+
+
+def _last(params: dict[str, Sequence[str]], name: str) -> str:
+    values = params.get(name)
+    return values[-1] if values else ""

@@ -1,0 +1,163 @@
+"""MIME helpers over stdlib `email` messages (compat32 policy, so header values stay as written).
+
+Mail in the wild is messy: 8-bit headers without RFC 2047, charsets Python spells differently (gb2312 text
+that is really GBK), unknown charsets. Every helper here degrades to replacement characters instead of
+raising, because one odd message must not take the whole mailbox down.
+"""
+
+from __future__ import annotations
+
+import codecs
+import html
+import re
+from email.header import decode_header
+from email.message import Message
+
+# Charsets mail clients declare more narrowly than what they send.
+_CHARSET_SUPERSETS = {
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "iso-8859-1": "cp1252",
+    "us-ascii": "cp1252",
+    "shift_jis": "cp932",
+    "shift-jis": "cp932",
+    "sjis": "cp932",
+    "x-sjis": "cp932",
+    "euc-kr": "cp949",
+}
+_FOLD = re.compile(r"\r?\n(?=[ \t])")
+_TAGS_WITH_CONTENT = re.compile(r"(?is)<(script|style|head|title)\b.*?</\1\s*>")
+_COMMENTS = re.compile(r"(?s)<!--.*?-->")
+_BLOCK_TAGS = re.compile(r"(?i)<\s*(br|/p|/div|/tr|/li|/h[1-6]|/table|p|div|tr|li)\b[^>]*>")
+_TAGS = re.compile(r"(?s)<[^>]*>")
+_SPACE = re.compile(r"\s+")
+
+
+def python_codec(charset: str | None) -> str | None:
+    """The Python codec to decode a declared charset with, or None when Python does not know it."""
+    if not charset:
+        return None
+    name = charset.strip().strip('"').lower()
+    name = _CHARSET_SUPERSETS.get(name, name)
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def decode_bytes(data: bytes, charset: str | None) -> str:
+    """Text of a body in its declared charset, trusting valid non-ASCII UTF-8 over the label.
+
+    Mislabelled mail is common (UTF-8 sent as "iso-8859-1", or no charset at all), and 8-bit text in a legacy
+    charset is almost never valid UTF-8 by accident, so valid UTF-8 wins. Pure 7-bit data (ISO-2022-JP,
+    ASCII) goes to the declared codec.
+    """
+    if not data.isascii():
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return data.decode(python_codec(charset) or "cp1252", errors="replace")
+
+
+def unsurrogate(value: str) -> str:
+    """Undoes the parser's surrogateescape on raw 8-bit header bytes, reading them as UTF-8 like Gmail."""
+    if not any("\udc80" <= char <= "\udcff" for char in value):
+        return value
+    return value.encode("ascii", "surrogateescape").decode("utf-8", errors="replace")
+
+
+def raw_headers(part: Message) -> list[tuple[str, str]]:
+    """Header (name, value) pairs as written (RFC 2047 kept), unfolded, in message order."""
+    return [(name, _FOLD.sub("", unsurrogate(str(value)))) for name, value in part.raw_items()]
+
+
+def decode_header_text(value: str) -> str:
+    """Human text of a header value: RFC 2047 words decoded, whitespace collapsed."""
+    value = _FOLD.sub("", unsurrogate(value))
+    try:
+        chunks = decode_header(value)
+    except Exception:  # malformed encoded words: show them as written
+        return " ".join(value.split())
+    # decode_header yields one str chunk when nothing is encoded, else bytes chunks with their charsets.
+    text = "".join(
+        decode_bytes(chunk, charset or "utf-8") if isinstance(chunk, bytes) else chunk for chunk, charset in chunks
+    )
+    return " ".join(text.split())
+
+
+def header_text(message: Message, name: str) -> str:
+    """Decoded text of every occurrence of header `name`, joined with ", "."""
+    values = [value for key, value in raw_headers(message) if key.lower() == name.lower()]
+    return ", ".join(decode_header_text(value) for value in values)
+
+
+def filename(part: Message) -> str:
+    """Attachment file name, decoded from RFC 2231 or RFC 2047 (both are common); "" when none."""
+    try:
+        raw = part.get_filename()
+    except Exception:
+        return ""
+    return decode_header_text(str(raw)) if raw else ""
+
+
+def is_attachment(part: Message) -> bool:
+    """Gmail moves a leaf into attachments (attachmentId, no inline data) when it carries a file name."""
+    return not part.is_multipart() and bool(filename(part))
+
+
+def leaf_bytes(part: Message) -> bytes:
+    """A leaf's content with the transfer encoding removed."""
+    if part.get_content_type() == "message/rfc822" or part.is_multipart():
+        inner = part.get_payload()
+        if isinstance(inner, list):
+            return b"".join(p.as_bytes() for p in inner if isinstance(p, Message))
+    data = part.get_payload(decode=True)
+    return data if isinstance(data, bytes) else b""
+
+
+def html_to_text(markup: str) -> str:
+    """Crude HTML to text: drop scripts, styles and tags, keep block breaks, unescape entities."""
+    markup = _COMMENTS.sub(" ", _TAGS_WITH_CONTENT.sub(" ", markup))
+    markup = _BLOCK_TAGS.sub("\n", markup)
+    return html.unescape(_TAGS.sub("", markup))
+
+
+def _leaf_text(part: Message) -> str:
+    text = decode_bytes(leaf_bytes(part), part.get_content_charset())
+    return html_to_text(text) if part.get_content_type() == "text/html" else text
+
+
+def message_text(message: Message) -> str:
+    """Readable text of a message: text/plain parts, HTML converted where a part has no plain alternative."""
+    if message.is_multipart() and message.get_content_type() != "message/rfc822":
+        children = [c for c in message.get_payload() if isinstance(c, Message)]
+        if message.get_content_type() == "multipart/alternative":
+            plain = [c for c in children if c.get_content_type() == "text/plain" and not is_attachment(c)]
+            children = plain[:1] or children[-1:]
+        return "\n".join(text for text in (message_text(c) for c in children) if text)
+    if message.get_content_maintype() != "text" or is_attachment(message):
+        return ""
+    if message.get_content_type() not in ("text/plain", "text/html"):
+        return ""
+    return _leaf_text(message)
+
+
+def snippet(text: str, limit: int = 200) -> str:
+    """Gmail's snippet: the first ~200 characters of text, whitespace collapsed, then HTML-escaped."""
+    collapsed = _SPACE.sub(" ", text).strip()
+    if len(collapsed) > limit:
+        collapsed = collapsed[:limit].rstrip()
+    return gmail_escape(collapsed)
+
+
+def gmail_escape(text: str) -> str:
+    """Escapes as Gmail does in snippets: `&#39;` for the apostrophe (not Python's `&#x27;`)."""
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#39;")
+    )

@@ -1,0 +1,146 @@
+"""Starting and stopping an emulator in-process: the handle tests, demo mode and benchmarks hold.
+
+`start_emulator(...)` loads the mailbox, binds 127.0.0.1 on an ephemeral port (or the one asked for) and serves
+from a daemon thread; the returned `Emulator` knows its URL and token URI, writes token files, and exposes
+the control plane as Python methods so tests need no HTTP calls to steer it.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from .app import EmulatorApp
+from .gmail_api import GmailApi
+from .http_app import EmulatorHTTPServer
+from .listing import MessageIndex
+from .mailbox_store import MailStore, load_mailbox
+from .payloads import PayloadBuilder
+from .tokens import TokenAuthority, write_token_file
+
+HOST = "127.0.0.1"
+
+
+class Emulator:
+    """A running emulator. Use as a context manager, or call `stop()`."""
+
+    def __init__(self, server: EmulatorHTTPServer, app: EmulatorApp) -> None:
+        self._server = server
+        self.app = app
+        port = server.server_address[1]
+        self.url = f"http://{HOST}:{port}"
+        self.token_uri = self.url + "/token"
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.1}, name=f"gmail-emulator-{port}", daemon=True
+        )
+        self._stopped = False
+
+    def _start(self) -> Emulator:
+        self._thread.start()
+        return self
+
+    @property
+    def store(self) -> MailStore:
+        """The loaded mailbox (ids, labels, subjects, threads) for tests to pick fixtures from."""
+        return self.app.api.store
+
+    def write_token(self, path: str | Path) -> Path:
+        """Writes an authorized-user token file (mode 0600) this emulator accepts."""
+        return write_token_file(path, self.token_uri)
+
+    # ---- control plane, same operations as /_emulator/...
+    def add_fault(
+        self,
+        *,
+        status: int | None = None,
+        reason: str | None = None,
+        message: str | None = None,
+        retry_after: str | int | None = None,
+        latency_ms: float = 0,
+        hang: bool | float = False,
+        reset: bool = False,
+        invalid_grant: bool = False,
+        method: str | None = None,
+        path_regex: str | None = None,
+        count: int = 1,
+    ) -> dict[str, Any]:
+        """Injects a fault for the next `count` matching requests; returns it as JSON-shaped dict."""
+        spec: dict[str, Any] = {
+            "match": {key: value for key, value in (("method", method), ("path_regex", path_regex)) if value},
+            "count": count,
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "retry_after": retry_after,
+            "latency_ms": latency_ms,
+            "hang": hang,
+            "reset": reset,
+            "invalid_grant": invalid_grant,
+        }
+        return self.app.faults.add(spec).as_json()
+
+    def faults(self) -> list[dict[str, Any]]:
+        return self.app.faults.live()
+
+    def reset(self) -> None:
+        """Clears faults, the request log and the concurrency limit; un-revokes the refresh token."""
+        self.app.reset()
+
+    def requests(self, since: int = 0) -> list[dict[str, Any]]:
+        """The request log (see `/_emulator/requests`)."""
+        return self.app.log.entries(since)
+
+    def set_concurrency_limit(self, limit: int | None) -> None:
+        self.app.gate.set_limit(limit)
+
+    def revoke_refresh_tokens(self) -> None:
+        self.app.tokens.revoke_refresh_tokens()
+
+    def expire_access_tokens(self) -> None:
+        self.app.tokens.expire_access_tokens()
+
+    def info(self) -> dict[str, Any]:
+        return self.app.info()
+
+    # ---- lifecycle
+    def stop(self) -> None:
+        """Stops serving, interrupts hangs and latencies, and closes kept-alive connections. Idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self.app.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._server.close_connections()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> Emulator:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"Emulator({self.url!r}, messages={len(self.store.messages)})"
+
+
+def start_emulator(
+    mailbox_path: str | Path,
+    *,
+    port: int = 0,
+    latency_ms: float = 0,
+    body_charset: str = "utf8",
+    rebase_dates: bool = False,
+    token_ttl_s: float = 3600,
+    email: str | None = None,
+) -> Emulator:
+    """Loads the mailbox and serves it on 127.0.0.1 from a background thread; returns once it accepts."""
+    store = load_mailbox(mailbox_path, rebase_dates=rebase_dates, email_address=email)
+    api = GmailApi(store, PayloadBuilder(body_charset), MessageIndex(store))
+    app = EmulatorApp(api, TokenAuthority(ttl_s=token_ttl_s), latency_ms=latency_ms)
+    server = EmulatorHTTPServer((HOST, port), app)
+    return Emulator(server, app)._start()

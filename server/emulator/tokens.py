@@ -1,0 +1,107 @@
+"""OAuth for the emulator: the refresh-token grant at `/token` and Bearer checks on API calls.
+
+The point is that google-auth's real refresh path runs against it: the token file it writes has no access
+token, so the client's first request refreshes; access tokens expire after `ttl_s` (or on demand), so 401 ->
+refresh -> retry happens for real; revoking turns the refresh token into `invalid_grant`, the error a user sees
+when a Testing-mode app's 7-day refresh token lapses.
+
+The client id, secret and refresh token are fixed strings, so a token file written by one emulator run keeps
+working with the next (handy for `GMAIL_TOKEN_PATH` in a demo setup). They grant nothing anywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+READONLY_SCOPE = "https://www.googleapis.com/auth/gmail.readonly"
+CLIENT_ID = "gmail-emulator.apps.googleusercontent.com"
+CLIENT_SECRET = "gmail-emulator-client-secret"
+REFRESH_TOKEN = "1//gmail-emulator-refresh-token"
+
+INVALID_GRANT = {"error": "invalid_grant", "error_description": "Token has been expired or revoked."}
+INVALID_CLIENT = {"error": "invalid_client", "error_description": "The OAuth client was not found."}
+
+
+class TokenAuthority:
+    """Issues access tokens for the one refresh token and checks them on every API call. Thread-safe."""
+
+    def __init__(self, ttl_s: float = 3600, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._access: dict[str, float] = {}  # token -> expiry on self._clock
+        self._revoked = False
+
+    def grant(self, form: Mapping[str, str]) -> tuple[int, dict[str, object]]:
+        """Answers a token-endpoint POST: (HTTP status, JSON body)."""
+        grant_type = form.get("grant_type", "")
+        if grant_type != "refresh_token":
+            return 400, {"error": "unsupported_grant_type", "error_description": f"Invalid grant_type: {grant_type}"}
+        if form.get("client_id") != CLIENT_ID or form.get("client_secret") != CLIENT_SECRET:
+            return 401, dict(INVALID_CLIENT)
+        if not form.get("refresh_token"):
+            return 400, {"error": "invalid_request", "error_description": "Missing required parameter: refresh_token"}
+        with self._lock:
+            if self._revoked or form.get("refresh_token") != REFRESH_TOKEN:
+                return 400, dict(INVALID_GRANT)
+            token = "ya29.emulator." + secrets.token_urlsafe(32)
+            now = self._clock()
+            self._access = {t: expiry for t, expiry in self._access.items() if expiry > now}
+            self._access[token] = now + self.ttl_s
+        return 200, {
+            "access_token": token,
+            "expires_in": max(int(self.ttl_s), 1),
+            "scope": READONLY_SCOPE,
+            "token_type": "Bearer",
+        }
+
+    def check(self, authorization: str | None) -> bool:
+        """True when the header carries a live access token we issued."""
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return False
+        with self._lock:
+            expiry = self._access.get(token.strip())
+            return expiry is not None and expiry > self._clock()
+
+    def expire_access_tokens(self) -> None:
+        with self._lock:
+            self._access.clear()
+
+    def revoke_refresh_tokens(self) -> None:
+        with self._lock:
+            self._revoked = True
+
+    def restore_refresh_tokens(self) -> None:
+        with self._lock:
+            self._revoked = False
+
+
+def authorized_user_info(token_uri: str) -> dict[str, object]:
+    """The authorized-user JSON google-auth loads (no access token: the first call refreshes)."""
+    return {
+        "type": "authorized_user",
+        "client_id": CLIENT_ID,
+        "client_secret": CLIENT_SECRET,
+        "refresh_token": REFRESH_TOKEN,
+        "token_uri": token_uri,
+        "scopes": [READONLY_SCOPE],
+    }
+
+
+def write_token_file(path: str | Path, token_uri: str) -> Path:
+    """Writes the token file with mode 0600 (it is a credential, even if a toy one)."""
+    target = Path(path).expanduser()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(authorized_user_info(token_uri), handle, indent=2)
+        handle.write("\n")
+    os.chmod(target, 0o600)
+    return target
