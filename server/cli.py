@@ -127,10 +127,13 @@ async def run_tour(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m server.cli", description="Talk to the Gmail MCP server.")
+    # The shared flags work before or after the command (`--demo tour` and `tour --demo`): the sub-commands'
+    # copies default to SUPPRESS so they never overwrite a flag given before the command.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--demo", action="store_true", help="use the bundled demo mailbox (no Google account)")
-    common.add_argument("--json", action="store_true", help="print the raw structured result")
-    common.add_argument("--verbose", action="store_true", help="show the server's stderr log")
+    for target, default in ((parser, False), (common, argparse.SUPPRESS)):
+        target.add_argument("--demo", action="store_true", default=default, help="use the bundled demo mailbox")
+        target.add_argument("--json", action="store_true", default=default, help="print the raw structured result")
+        target.add_argument("--verbose", action="store_true", default=default, help="show the server's stderr log")
     commands = parser.add_subparsers(dest="command", required=True)
 
     search = commands.add_parser("search", parents=[common], help="search messages")

@@ -63,3 +63,21 @@ def live_token_copy(live_gmail: LiveGmail, tmp_path: Path) -> Path:
     copy = tmp_path / "token-copy.json"
     copy.write_bytes(live_gmail.settings.token_path.read_bytes())
     return copy
+
+
+@pytest.fixture(scope="session")
+def gmail_emulator(tmp_path_factory: pytest.TempPathFactory):
+    """One emulator per test session over a small mailbox built by the tests (see emulator_helpers.py)."""
+    from server.emulator import start_emulator
+    from server.tests.emulator_helpers import build_mailbox
+
+    with start_emulator(build_mailbox(tmp_path_factory.mktemp("emulator") / "mail")) as emulator:
+        yield emulator
+
+
+@pytest.fixture
+def emulator(gmail_emulator):
+    """The session emulator with faults, limits and the request log cleared before and after the test."""
+    gmail_emulator.reset()
+    yield gmail_emulator
+    gmail_emulator.reset()

@@ -141,9 +141,8 @@ def test_stdout_carries_only_json_rpc_and_eof_exits_cleanly(emulator, tmp_path):
         message = json.loads(line)
         assert message["jsonrpc"] == "2.0"
         answers[message["id"]] = message
-    process.stdin.close()
     eof_at = time.monotonic()
-    rest, stderr = process.communicate(timeout=10)
+    rest, stderr = process.communicate(timeout=10)  # closes stdin: EOF
     assert process.returncode == 0 and time.monotonic() - eof_at < 5
     assert rest.strip() == ""
     assert answers[3]["result"]["structuredContent"]["result_count"] == 3

@@ -127,7 +127,7 @@ def test_html_only_mail_is_returned_as_text_and_html_on_request():
 
 
 def test_long_bodies_are_cut_and_can_be_read_on_with_offset():
-    text = "\n\n".join(f"Paragraph {n}: " + "word " * 60 for n in range(100))
+    text = "\n\n".join(f"Paragraph {n}: " + " ".join(["word"] * 60) for n in range(100))
     fake = FakeGmail([json_response(full_resource(text))] * 2)
     first = fetch(fake, message_id="18c0ffee00000001", max_body_chars=5000)
     assert first.truncated and first.body_chars_total == len(text) and len(first.body_text) <= 5000

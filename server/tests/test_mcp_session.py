@@ -57,11 +57,13 @@ async def test_search_result_is_structured_and_valid_against_its_output_schema(m
 async def test_invalid_arguments_are_tool_errors_the_model_can_fix(mode):
     fake = FakeGmail([])
     async with connect(fake, mode) as client:
-        result = await client.call_tool("gmail_search_messages", {"query": "", "max_results": 500})
-    assert result.is_error is True
-    error = result.structured_content["error"]
-    assert error["category"] == "invalid_input"
-    assert "max_results" in error["message"] and "in:inbox" in error["message"]
+        too_many = await client.call_tool("gmail_search_messages", {"query": "is:unread", "max_results": 500})
+        nothing = await client.call_tool("gmail_search_messages", {"query": ""})
+    for result in (too_many, nothing):
+        assert result.is_error is True and result.structured_content["error"]["category"] == "invalid_input"
+    assert "max_results: Input should be less than or equal to 50" in too_many.structured_content["error"]["message"]
+    assert "in:inbox" in nothing.structured_content["error"]["message"]
+    assert "Accepted arguments: query, max_results" in nothing.content[0].text
     assert fake.uris == []  # validated before any Gmail call
 
 
