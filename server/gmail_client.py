@@ -158,9 +158,9 @@ class GmailClient:
                 response = make_request(session.service).execute(num_retries=0)
             except Exception as exc:
                 error = self._map_exception(exc, endpoint)
-                self._log_request(endpoint, error.status or error.code, started)
+                self._log_request(endpoint, started, error)
                 raise error from exc
-            self._log_request(endpoint, 200, started)
+            self._log_request(endpoint, started)
             return response
 
         return run_with_retries(attempt, policy=self._policy, sleep=self._sleep, on_retry=self._on_retry(endpoint))
@@ -180,14 +180,14 @@ class GmailClient:
 
         return note
 
-    def _log_request(self, endpoint: str, status: int | str, started: float, **extra: Any) -> None:
-        if status == 429 or status == "rate_limited":
+    def _log_request(self, endpoint: str, started: float, error: GmailError | None = None, **extra: Any) -> None:
+        if isinstance(error, RateLimitedError):  # 429 and 403 rate-limit reasons alike
             self._metrics.record_rate_limited()
         log.info(
             "gmail request",
             extra={
                 "endpoint": endpoint,
-                "gmail_api_status": status,
+                "gmail_api_status": 200 if error is None else (error.status or error.code),
                 "latency_ms": round((time.perf_counter() - started) * 1000, 1),
                 **extra,
             },
@@ -260,13 +260,13 @@ class GmailClient:
             batch.execute(http=session.http)
         except Exception as exc:
             error = self._map_exception(exc, "batch")
-            self._log_request("messages.get(batch)", error.status or error.code, started, parts=len(message_ids))
+            self._log_request("messages.get(batch)", started, error, parts=len(message_ids))
             raise error from exc
         failed = [result for result in outcome.values() if isinstance(result, GmailError)]
         for error in failed:
-            if error.status == 429:
+            if isinstance(error, RateLimitedError):
                 self._metrics.record_rate_limited()
-        self._log_request("messages.get(batch)", 200, started, parts=len(message_ids), failed_parts=len(failed))
+        self._log_request("messages.get(batch)", started, parts=len(message_ids), failed_parts=len(failed))
         for message_id in message_ids:  # a part the server never answered counts as a transient failure
             outcome.setdefault(message_id, TransientError("Gmail's batch answer had no part for this message."))
         return outcome

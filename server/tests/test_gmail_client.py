@@ -80,6 +80,7 @@ def test_403_rate_limit_reasons_are_retried_like_429(reason):
     fake = FakeGmail([gmail_error(403, reason, "User Rate Limit Exceeded"), PROFILE])
     fake.client.get_profile()
     assert fake.sleeps == [1.0]
+    assert fake.metrics.summary()["rate_limited_responses"] == 1
 
 
 def test_500_then_success():
