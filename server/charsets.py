@@ -1,0 +1,356 @@
+"""Bytes -> text for mail: declared charsets with superset aliases, a small guess, RFC 2047 and RFC 2231.
+
+Every function here is total: bad bytes, unknown charset names and malformed encoded words give readable text
+(with U+FFFD at worst), never an exception. No I/O.
+
+Decoding order (`decode_text`): strict UTF-8 (Gmail often re-encodes text parts to UTF-8 but keeps the original
+charset in the header), then the declared charset through its superset alias, then a byte-level guess scored by
+how plausible the decoded text is, then replacement characters.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import re
+from functools import lru_cache
+
+from server.charset_guess import guess_decode, plausibility
+
+
+def _labels(names: str, codec: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), codec)
+
+
+# Senders label text with the narrow legacy name but use the vendor superset (GBK chars in "gb2312" mail,
+# Windows-1252 quotes in "iso-8859-1" mail, NEC/IBM extensions in "shift_jis" mail), so decode with the superset.
+_ALIASES: dict[str, str] = {
+    **_labels("gb2312 gbk x-gbk euc-cn x-euc-cn cp936 ms936 csgb2312 gb_2312-80 chinese gb18030", "gb18030"),
+    **_labels(
+        "ks_c_5601-1987 ks_c_5601 ks_c_5601-1989 euc-kr x-euc-kr korean cp949 windows-949 x-windows-949 uhc "
+        "ksc5601 csksc56011987",
+        "cp949",
+    ),
+    **_labels(
+        "iso-8859-1 iso8859-1 iso_8859-1 latin1 latin-1 l1 us-ascii ascii ansi_x3.4-1968 cp819 ibm819 "
+        "windows-1252 cp1252 x-cp1252",
+        "cp1252",
+    ),
+    **_labels("shift_jis shift-jis sjis x-sjis ms_kanji csshiftjis windows-31j cp932 x-ms-cp932 ms932", "cp932"),
+    **_labels(
+        "iso-2022-jp csiso2022jp iso2022jp iso-2022-jp-1 iso-2022-jp-ms cp50220 cp50221 cp50222 iso2022_jp iso2022-jp",
+        "iso-2022-jp",
+    ),
+    **_labels("big5 big-5 x-big5 cn-big5 csbig5 big5-hkscs cp950", "big5hkscs"),
+    **_labels("utf8 utf-8 utf8mb4 unicode-1-1-utf-8 x-unicode20utf8", "utf-8"),
+    **_labels("iso-8859-9 latin5 windows-1254", "cp1254"),
+    **_labels("tis-620 iso-8859-11 windows-874", "cp874"),
+}
+# Codecs Python knows that are not mail charsets: decoding with them would reinterpret the text (escapes,
+# IDNA) or always fail.
+_REFUSED = {"idna", "punycode", "unicode_escape", "raw_unicode_escape", "undefined", "charmap", "mbcs", "oem"}
+
+
+@lru_cache(maxsize=256)
+def resolve_charset(declared: str | None) -> str | None:
+    """Map a declared charset label to the Python codec used to decode it.
+
+    Args:
+        declared: The label from a Content-Type parameter or an encoded word (any case, may be quoted).
+
+    Returns:
+        A codec name (superset aliases applied), "iso-2022-jp" for the project's own decoder, or None when the
+        label is missing, unknown or not a text charset.
+    """
+    if not isinstance(declared, str):
+        return None
+    label = declared.strip().strip("\"'").lower().split("*", 1)[0]  # RFC 2231 "utf-8*en" carries a language
+    if not label:
+        return None
+    if label in _ALIASES:
+        return _ALIASES[label]
+    try:
+        info = codecs.lookup(label)
+    except (LookupError, ValueError, TypeError):
+        return None
+    if info.name.replace("-", "_") in _REFUSED or not getattr(info, "_is_text_encoding", True):
+        return None
+    return _ALIASES.get(info.name.replace("_", "-"), info.name)
+
+
+def _strict(data: bytes, codec: str) -> str | None:
+    try:
+        if codec == "iso-2022-jp":
+            return _decode_iso2022jp(data)
+        return data.decode(codec)
+    except (UnicodeDecodeError, LookupError, ValueError):
+        return None
+
+
+def _replace(data: bytes, codec: str) -> str:
+    try:
+        if codec == "iso-2022-jp":
+            text = _strict(data, codec)
+            return text if text is not None else data.decode("iso2022_jp_2", "replace")
+        return data.decode(codec, "replace")
+    except (LookupError, ValueError):
+        return data.decode("utf-8", "replace")
+
+
+def decode_text(data: bytes, declared: str | None = None, *, guess: bool = True) -> tuple[str, str]:
+    """Decode mail bytes to text; never raises.
+
+    Args:
+        data: The raw bytes of a text part or encoded word.
+        declared: The charset label the sender declared, if any.
+        guess: Whether the (costlier) byte-level guess may run; callers cap how often per message.
+
+    Returns:
+        (text, how) where `how` names the codec used, suffixed with "?" for a guess and "!" when replacement
+        characters had to be inserted.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)) or not data:
+        return "", "empty"
+    data = bytes(data)
+    codec = resolve_charset(declared)
+    if codec and _carries_markers(data, codec):
+        text = _strict(data, codec)
+        if text is not None:
+            return text, codec
+    if _JIS_MARK.search(data):  # a JIS escape never occurs in real UTF-8 or legacy 8-bit text
+        text = _strict(data, "iso-2022-jp")
+        if text is not None:
+            return text, "iso-2022-jp?"
+    try:
+        return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    if codec and codec != "utf-8":
+        text = _strict(data, codec)
+        if text is not None:
+            return _second_opinion(data, text, codec) if guess else (text, codec)
+    utf8 = data.decode("utf-8", "replace")
+    if _mostly_valid(utf8, data.count(b"\xef\xbf\xbd")):
+        return utf8, "utf-8!"
+    if codec and codec != "utf-8":
+        text = _replace(data, codec)
+        if text.count("\ufffd") <= len(text) // 500:  # a few bad bytes in otherwise valid declared text
+            return text, codec + "!"
+    guessed = guess_decode(data) if guess else None
+    if guessed is not None:
+        return guessed[0], guessed[1] + "?"
+    return _replace(data, codec or "utf-8"), (codec or "utf-8") + "!"
+
+
+def _carries_markers(data: bytes, codec: str) -> bool:
+    """Whether bytes show the marks of a declared charset that is not ASCII-compatible.
+
+    ASCII bytes of ISO-2022-JP, UTF-7 or UTF-16 text also decode as UTF-8 (to the wrong text), so for these the
+    declaration is tried first, but only when the bytes carry its escapes, NULs or BOM: otherwise Gmail has
+    probably re-encoded the part to UTF-8 already.
+    """
+    name = codec.replace("-", "_")
+    if name.startswith(("utf_16", "utf_32")):
+        return b"\x00" in data or data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    if name == "utf_7":
+        return b"+" in data and max(data) < 0x80
+    if name == "hz":
+        return b"~{" in data
+    return name.startswith(("iso2022", "iso_2022")) and b"\x1b" in data
+
+
+def decode_bytes(data: bytes, declared: str | None = None) -> str:
+    """Decode mail bytes to text (see `decode_text`); never raises."""
+    return decode_text(data, declared)[0]
+
+
+def _mostly_valid(utf8: str, genuine_fffd: int) -> bool:
+    # Truncated or lightly damaged UTF-8: nearly all multibyte sequences are valid, so replacing the few bad
+    # ones beats reinterpreting everything in a guessed legacy charset.
+    bad = utf8.count("\ufffd") - genuine_fffd
+    good = len(utf8) - len(utf8.encode("ascii", "ignore")) - utf8.count("\ufffd")
+    return bad > 0 and good >= 4 * bad
+
+
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+
+
+def _high_ratio(data: bytes) -> bool:
+    sample = data[:65536]
+    return (len(sample) - len(sample.translate(None, _HIGH_BYTES))) * 5 > len(sample)
+
+
+def _second_opinion(data: bytes, text: str, codec: str) -> tuple[str, str]:
+    # A single-byte declaration always "succeeds"; when the bytes read far better in another codec (CJK or
+    # Cyrillic text mislabelled as Latin-1, a common wrong declaration), prefer that confident guess.
+    if codec not in ("cp1252", "cp1254", "cp874") and not codec.startswith(("iso8859", "latin")):
+        return text, codec
+    if not _high_ratio(data):
+        return text, codec
+    guessed = guess_decode(data, exclude=(codec,))
+    if guessed is not None and plausibility(guessed[0]) > max(8.0, 2 * plausibility(text)):
+        return guessed[0], guessed[1] + "?"
+    return text, codec
+
+
+# -- ISO-2022-JP: decoded through CP932 so NEC/IBM extensions (①, ㈱) and half-width kana survive ----------
+
+_JIS_MARK = re.compile(rb"\x1b\$[@B]|\x1b\(I")
+_JIS_ESC = re.compile(rb"\x1b(\(B|\(J|\(I|\$@|\$B|\$\(D|\$A|\$\(C|\.A|\.F|N)")
+
+
+def _decode_iso2022jp(data: bytes) -> str:
+    """Decode ISO-2022-JP as Microsoft's CP50221 does (JIS X 0208 via CP932); raises UnicodeDecodeError."""
+    if b"\x1b$(D" in data or b"\x1b$A" in data or b"\x1b$(C" in data or b"\x1b." in data or b"\x1bN" in data:
+        return data.decode("iso2022_jp_2")  # JIS X 0212 / ISO-2022-JP-2 sets: the stdlib codec covers them
+    out = bytearray()
+    mode = b"(B"
+    pos = 0
+    for match in _JIS_ESC.finditer(data):
+        _jis_chunk(data[pos : match.start()], mode, out)
+        mode = match.group(1)
+        pos = match.end()
+    _jis_chunk(data[pos:], mode, out)
+    return out.decode("cp932")
+
+
+def _jis_chunk(chunk: bytes, mode: bytes, out: bytearray) -> None:
+    if b"\x1b" in chunk or any(b > 0x7F for b in chunk):
+        raise UnicodeDecodeError("iso-2022-jp", chunk, 0, len(chunk), "unexpected byte")
+    if mode in (b"(B", b"(J"):
+        out += chunk
+    elif mode == b"(I":
+        out += bytes(b + 0x80 if 0x21 <= b <= 0x5F else b for b in chunk)
+    else:  # two-byte JIS X 0208: convert each pair to its Shift_JIS/CP932 code
+        text = chunk.replace(b"\r", b"").replace(b"\n", b"")
+        if len(text) % 2:
+            raise UnicodeDecodeError("iso-2022-jp", chunk, 0, len(chunk), "odd double-byte run")
+        for i in range(0, len(text), 2):
+            j1, j2 = text[i], text[i + 1]
+            s1 = ((j1 - 0x21) >> 1) + 0x81
+            s1 += 0x40 if s1 > 0x9F else 0
+            s2 = j2 + (0x1F if j1 & 1 else 0x7E)
+            s2 += 1 if j1 & 1 and s2 >= 0x7F else 0
+            out += bytes((s1 & 0xFF, s2 & 0xFF))
+        if chunk.endswith((b"\n", b"\r")):
+            out += b"\n"
+
+
+# -- RFC 2047 encoded words --------------------------------------------------------------------------------
+
+_ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([BbQq])\?([^?]*)\?=")
+_QP_HEX = re.compile(rb"=([0-9A-Fa-f]{2})")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def lenient_b64(text: str) -> bytes:
+    """Decode base64 or base64url, adding missing padding and skipping junk; never raises."""
+    cleaned = re.sub(r"[^A-Za-z0-9+/_-]", "", text).replace("-", "+").replace("_", "/")
+    cleaned = cleaned[: len(cleaned) - (len(cleaned) % 4 == 1)]  # a lone trailing sextet carries no byte
+    try:
+        return base64.b64decode(cleaned + "=" * (-len(cleaned) % 4))
+    except (ValueError, TypeError):
+        return b""
+
+
+def _word_bytes(encoding: str, payload: str) -> bytes:
+    if encoding in "Bb":
+        return lenient_b64(payload)
+    raw = payload.replace("_", " ").encode("utf-8", "surrogateescape")
+    return _QP_HEX.sub(lambda m: bytes((int(m.group(1), 16),)), raw)
+
+
+def decode_header_value(value: object) -> str:
+    """Decode an RFC 2047 header value to one clean line; never raises.
+
+    Handles B and Q words, encoded and plain words mixed, whitespace between adjacent encoded words (dropped),
+    multibyte characters split across words (bytes joined before decoding), legacy charsets (same aliases as
+    bodies), raw 8-bit values, and folded lines. Malformed words are left as they are, so they stay readable.
+
+    Args:
+        value: The header value as found in the message (non-strings give "").
+
+    Returns:
+        The decoded value with folding removed and runs of whitespace collapsed.
+    """
+    if not isinstance(value, str):
+        return ""
+    if any("\udc80" <= ch <= "\udcff" for ch in value):  # raw 8-bit bytes smuggled through surrogateescape
+        value = decode_bytes(value.encode("utf-8", "surrogateescape"))
+    out: list[str] = []
+    pending: list[tuple[str | None, bytes]] = []  # adjacent encoded words waiting to be joined
+    pos = 0
+    for match in _ENCODED_WORD.finditer(value):
+        gap = value[pos : match.start()]
+        if gap and not (pending and gap.isspace()):
+            _flush(pending, out)
+            out.append(gap)
+        charset = match.group(1)
+        chunk = _word_bytes(match.group(2), match.group(3))
+        if pending and pending[-1][0] == charset.lower():
+            pending[-1] = (pending[-1][0], pending[-1][1] + chunk)
+        else:
+            pending.append((charset.lower(), chunk))
+        pos = match.end()
+    _flush(pending, out)
+    out.append(value[pos:])
+    return " ".join(_CONTROLS.sub("", "".join(out)).split())
+
+
+def _flush(pending: list[tuple[str | None, bytes]], out: list[str]) -> None:
+    for charset, chunk in pending:
+        out.append(decode_bytes(chunk, charset))
+    pending.clear()
+
+
+# -- RFC 2045/2231 parameters ------------------------------------------------------------------------------
+
+_PARAM = re.compile(r"""\s*([^=;\s]+)\s*(?:=\s*("(?:[^"\\]|\\.)*"?|[^;]*))?\s*(?:;|$)""", re.S)
+_PCT = re.compile(rb"%([0-9A-Fa-f]{2})")
+
+
+def parse_header_params(value: object) -> tuple[str, dict[str, str]]:
+    """Split a Content-Type / Content-Disposition value into its main value and decoded parameters.
+
+    RFC 2231 continuations (`name*0*=`, `name*1=`) and charsets (`utf-8''%E4%BD%A0`) are joined and decoded;
+    RFC 2047 words inside quoted values (common in the wild) are decoded too. Never raises.
+
+    Args:
+        value: The header value.
+
+    Returns:
+        (main value lower-cased, {parameter name lower-cased: decoded value}).
+    """
+    if not isinstance(value, str):
+        return "", {}
+    main, _, rest = value.partition(";")
+    plain: dict[str, str] = {}
+    pieces: dict[str, dict[int, tuple[bool, str]]] = {}
+    for match in _PARAM.finditer(rest):
+        name, raw = match.group(1).lower(), (match.group(2) or "").strip()
+        if raw.startswith('"'):
+            raw = re.sub(r"\\(.)", r"\1", raw[1:-1] if raw.endswith('"') and len(raw) > 1 else raw[1:])
+        if "*" not in name:
+            plain.setdefault(name, raw)
+            continue
+        base, _, tail = name.partition("*")
+        encoded = tail.endswith("*") or tail == ""
+        index = tail.rstrip("*")
+        pieces.setdefault(base, {}).setdefault(int(index) if index.isdigit() else 0, (encoded, raw))
+    params = {name: decode_header_value(raw) if "=?" in raw else raw for name, raw in plain.items()}
+    for base, parts in pieces.items():
+        params[base] = _join_rfc2231([parts[i] for i in sorted(parts)])
+    return " ".join(main.split()).lower(), params
+
+
+def _join_rfc2231(parts: list[tuple[bool, str]]) -> str:
+    charset: str | None = None
+    data = bytearray()
+    for number, (encoded, raw) in enumerate(parts):
+        if encoded:
+            if number == 0 and raw.count("'") >= 2:
+                charset, _, raw = raw.split("'", 2)
+            data += _PCT.sub(lambda m: bytes((int(m.group(1), 16),)), raw.encode("utf-8", "surrogateescape"))
+        else:
+            data += raw.encode("utf-8", "surrogateescape")
+    return " ".join(decode_bytes(bytes(data), charset or None).split())

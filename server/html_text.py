@@ -1,0 +1,410 @@
+"""HTML mail -> readable plain text for an LLM, in linear time, without recursion or dependencies.
+
+Why not `html.parser.HTMLParser`: it has had repeated worst-case quadratic bugs on malformed input (cpython
+gh-135462 / CVE-2025-6069, gh-153030 / CVE-2026-15308), fixed only in recent patch releases; on this venv's
+3.11.7, 0.4 MB of "<a" takes ~80 s. Mail HTML is hostile and users run whatever Python 3.10+ they have.
+So the tokenizer below is a small regex scanner in which every step moves forward (an unterminated tag or
+comment runs to the end of input, as in browsers), with the stdlib's `html.unescape` for entities. Open elements
+live on a list, never on the call stack, so nesting depth costs nothing.
+
+Output: no tags, CSS, scripts or head; block elements become line breaks; <li> becomes "- " (or "1. ");
+table rows become "cell | cell" (layout tables whose cells hold paragraphs stay as plain blocks); links are kept
+as "text (url)" when the URL adds something; images become their alt text; tracking pixels and hidden elements
+(including preheaders) are dropped; whitespace is collapsed, with at most one blank line in a row.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from server.html_links import link_suffix
+
+_TAG = re.compile(r"""<(/?)([A-Za-z][^\s/>]*)((?:[^>"'=]+|=\s*"[^"]*"?|=\s*'[^']*'?|["'=])*)>?""")
+_ATTR = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s>]*)))?""")
+# Elements whose content is raw text: skipped wholesale up to their end tag (none of it is readable mail text).
+_RAWTEXT = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript")
+_RAW_END = {name: re.compile(rf"</{name}(?=[\s/>]|$)", re.I) for name in _RAWTEXT}
+
+
+def _names(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_VOID = _names("area base basefont bgsound br col embed hr image img input keygen link meta param source track wbr")
+_SKIP = _names("head svg math template select object applet audio video canvas map datalist")
+_HEAD_CONTENT = _names("title meta link style script base noscript template")
+_PARA = _names("p h1 h2 h3 h4 h5 h6 blockquote pre hr figure address fieldset")
+_BLOCK = _names(
+    "div section article header footer nav aside main center li dt dd tr caption figcaption form "
+    "details summary table dl ul ol legend option body html"
+)
+_CLOSES_P = _PARA | (_BLOCK - {"body", "html", "caption", "option", "summary"})
+# Start tags that close an open sibling, as browsers do: name -> (what it closes, where the search stops).
+_IMPLIED = {
+    "li": ({"li"}, {"ul", "ol", "table", "td", "th"}),
+    **dict.fromkeys(("td", "th"), ({"td", "th"}, {"tr", "table"})),
+    "tr": ({"tr"}, {"table"}),
+    **dict.fromkeys(("thead", "tbody", "tfoot"), ({"thead", "tbody", "tfoot"}, {"table"})),
+    **dict.fromkeys(("dt", "dd"), ({"dt", "dd"}, {"dl"})),
+    "option": ({"option"}, {"select", "datalist"}),
+    "a": ({"a"}, {"table", "td", "th"}),
+}
+_SCAN = 16  # implied-close searches look this far down the stack: bounded work per tag
+_MAX_ROW_NESTING = 8  # deeper table rows are laid out as plain blocks, so cell text is copied at most 8 times
+_MAX_LINK_PARTS = 64  # longer "link text" is not a link label; skipping it keeps link closing O(1)
+_WS = re.compile(r"[ \t\n\r\f\u00a0]+")
+_ZERO = {"0", "0px", "0em", "0rem", "0pt", "0%", "0.0", ".0"}
+_PIXEL = {"0", "1", "0px", "1px"}
+
+HIDDEN, BLOCK, PARA, CELL, ROW, TABLE, LINK, LIST, PRE, QUOTE = (1 << i for i in range(10))
+
+
+class _Buf:
+    """One output target: the document, or a table cell being collected."""
+
+    __slots__ = ("line_start", "marker", "parts", "pending", "space")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.pending = 0  # line breaks owed before the next text (only once there is text)
+        self.line_start = True
+        self.space = False
+        self.marker = ""  # list bullet waiting for the item's first text
+
+
+class _Converter:
+    def __init__(self) -> None:
+        self.stack: list[tuple[str, int]] = []
+        self.open: dict[str, int] = {}
+        self.bufs = [_Buf()]
+        self.rows: list[list[str] | None] = []  # None marks a table with no open row
+        self.row_depth = 0
+        self.links: list[tuple[str, _Buf, int]] = []
+        self.lists: list[list[int]] = []  # [ordered, counter]
+        self.hidden = 0
+        self.pre = 0
+        self.quote = 0
+
+    # -- tokenizer ---------------------------------------------------------------------------------------------
+    def run(self, doc: str) -> None:
+        find, size = doc.find, len(doc)
+        pos = text_start = 0
+        while True:
+            lt = find("<", pos)
+            if lt < 0:
+                break
+            nxt = doc[lt + 1 : lt + 2]
+            closing_tag = nxt == "/"
+            first = doc[lt + 2 : lt + 3] if closing_tag else nxt
+            match = _TAG.match(doc, lt) if first.isascii() and first.isalpha() else None  # matches whenever tried
+            if match:
+                self.text(doc[text_start:lt])
+                name, pos = match.group(2).lower(), match.end()
+                if closing_tag:
+                    self.end(name)
+                else:
+                    self.start(name, match.group(3))
+                    if name in _RAW_END:  # skip raw text to its end tag (or to the end of input)
+                        end = _RAW_END[name].search(doc, pos)
+                        end_tag = _TAG.match(doc, end.start()) if end else None
+                        pos = end_tag.end() if end_tag else size
+                        self.end(name)
+            elif nxt in ("!", "?", "/"):
+                self.text(doc[text_start:lt])
+                if doc.startswith("<!--", lt):
+                    short = 5 if doc.startswith("<!-->", lt) else 6 if doc.startswith("<!--->", lt) else 0
+                    close = find("-->", lt + 4)
+                    pos = lt + short if short else size if close < 0 else close + 3
+                else:  # doctype, CDATA, processing instruction, "</>" or "</3": bogus comment to ">"
+                    close = find(">", lt + 2)
+                    pos = size if close < 0 else close + 1
+            else:  # a literal "<" in text
+                pos = lt + 1
+                continue
+            text_start = pos
+        self.text(doc[text_start:])
+
+    # -- elements ----------------------------------------------------------------------------------------------
+    def start(self, name: str, attr_src: str) -> None:
+        attrs = _parse_attrs(attr_src) if attr_src.strip() else {}
+        self._implied_closes(name)
+        if name in _VOID:
+            if not self.hidden:
+                self._void(name, attrs)
+            return
+        flags = 0
+        if name in _SKIP or name in _RAWTEXT or (attrs and _is_hidden(attrs)):
+            flags = HIDDEN
+            self.hidden += 1
+        elif not self.hidden:
+            flags = self._open_element(name, attrs)
+        self.stack.append((name, flags))
+        self.open[name] = self.open.get(name, 0) + 1
+
+    def end(self, name: str) -> None:
+        if name == "br":  # browsers read </br> as <br>
+            self.start("br", "")
+        elif self.open.get(name):
+            while self.stack and self._pop() != name:
+                pass
+        elif name == "p" and not self.hidden:
+            self._break(2)
+
+    def _implied_closes(self, name: str) -> None:
+        if self.open.get("head") and name not in _HEAD_CONTENT:
+            self.end("head")  # a body element (or no </head> at all) ends the head
+        if name in _CLOSES_P and self.stack and self.stack[-1][0] == "p":
+            self._pop()
+        rule = _IMPLIED.get(name)
+        if rule and any(self.open.get(target) for target in rule[0]):
+            targets, stops = rule
+            for index in range(len(self.stack) - 1, max(-1, len(self.stack) - 1 - _SCAN), -1):
+                entry = self.stack[index][0]
+                if entry in targets:
+                    while len(self.stack) > index:
+                        self._pop()
+                    break
+                if entry in stops:
+                    break
+
+    def _open_element(self, name: str, attrs: dict[str, str]) -> int:
+        flags = PARA if name in _PARA else BLOCK if name in _BLOCK else 0
+        if name in ("ul", "ol") and self.lists:
+            flags = BLOCK  # nested lists: no blank lines inside the outer list
+        if flags:
+            self._break(2 if flags == PARA else 1)
+        if name == "li":
+            depth = min(max(len(self.lists), 1), 6)  # capped: indentation must not grow with hostile nesting
+            if self.lists and self.lists[-1][0]:
+                self.lists[-1][1] += 1
+                self.bufs[-1].marker = "  " * (depth - 1) + f"{self.lists[-1][1]}. "
+            else:
+                self.bufs[-1].marker = "  " * (depth - 1) + "- "
+        elif name in ("ul", "ol"):
+            start = attrs.get("start", "")
+            self.lists.append([name == "ol", int(start) - 1 if start.isdigit() and len(start) < 9 else 0])
+            flags |= LIST
+        elif name == "table":
+            self.rows.append(None)
+            flags |= TABLE
+        elif name == "tr" and self.row_depth < _MAX_ROW_NESTING:
+            self.rows.append([])
+            self.row_depth += 1
+            flags = ROW
+        elif name in ("td", "th"):
+            if self.rows and self.rows[-1] is not None:
+                self.bufs.append(_Buf())
+                return CELL
+            flags = BLOCK
+            self._break(1)
+        elif name == "a" and attrs.get("href"):
+            buf = self.bufs[-1]
+            self.links.append((attrs["href"], buf, len(buf.parts)))
+            flags |= LINK
+        elif name == "pre":
+            self.pre += 1
+            flags |= PRE
+        elif name == "blockquote":
+            self.quote += 1
+            flags |= QUOTE
+        return flags
+
+    def _pop(self) -> str:
+        name, flags = self.stack.pop()
+        self.open[name] -= 1
+        if flags & HIDDEN:
+            self.hidden -= 1
+            return name
+        if flags & LINK:
+            self._close_link()
+        if flags & CELL:
+            cell = self.bufs.pop()
+            row = self.rows[-1] if self.rows else None
+            if row is not None:
+                row.append(_flatten(cell))
+        if flags & ROW:
+            self._close_row()
+        if flags & TABLE:
+            while self.rows and self.rows.pop() is not None:
+                pass
+        if flags & LIST:
+            self.lists.pop()
+        if flags & PRE:
+            self.pre -= 1
+        if flags & QUOTE:
+            self.quote -= 1
+        if flags & (PARA | BLOCK):
+            self._break(2 if flags & PARA else 1)
+        return name
+
+    def _close_link(self) -> None:
+        href, buf, index = self.links.pop()
+        if buf is not self.bufs[-1] or not 0 < len(buf.parts) - index <= _MAX_LINK_PARTS:
+            return
+        suffix = link_suffix(href, "".join(buf.parts[index:]).strip())
+        if suffix:
+            buf.parts[-1] = buf.parts[-1].rstrip(" ")
+            buf.parts.append(f" ({suffix})")
+            buf.space = buf.line_start = False
+
+    def _close_row(self) -> None:
+        cells = [cell for cell in self.rows.pop() or () if cell]
+        self.row_depth -= 1
+        if not cells:
+            return
+        self._break(1)
+        if len(cells) > 1 and not any("\n" in cell for cell in cells):
+            self._put(" | ".join(cells))
+            self._break(1)
+            return
+        previous_multiline = False  # layout row: its cells are blocks, paragraphs set off by blank lines
+        for cell in cells:
+            multiline = "\n" in cell
+            self._break(2 if multiline or previous_multiline else 1)
+            self._put(cell)
+            previous_multiline = multiline
+        self._break(2 if previous_multiline else 1)
+
+    def _void(self, name: str, attrs: dict[str, str]) -> None:
+        if name == "br":
+            buf = self.bufs[-1]
+            buf.pending = 0
+            buf.parts.append("\n")
+            buf.line_start, buf.space = True, False
+        elif name == "hr":
+            self._break(2)
+        elif name in ("img", "image") and not _is_hidden(attrs) and not _is_pixel(attrs):
+            alt = " ".join(html.unescape(attrs.get("alt", "")).split())
+            if alt:
+                self.text(f" {alt} ", raw=True)
+
+    # -- output ------------------------------------------------------------------------------------------------
+    def _break(self, count: int) -> None:
+        buf = self.bufs[-1]
+        if buf.parts:
+            buf.pending = max(buf.pending, count)
+
+    def text(self, data: str, raw: bool = False) -> None:
+        if not data or self.hidden:
+            return
+        buf = self.bufs[-1]
+        if not raw:
+            data = html.unescape(data) if "&" in data else data
+        if not self.pre:
+            data = _WS.sub(" ", data)
+            if buf.line_start or buf.space or buf.pending:
+                data = data.lstrip(" ")
+            if not data:
+                return
+        self._put(data)
+
+    def _put(self, data: str) -> None:
+        buf = self.bufs[-1]
+        if buf.pending and buf.parts:
+            buf.parts.append("\n" * buf.pending)
+            buf.line_start = True
+        buf.pending = 0
+        if buf.line_start and self.quote:
+            buf.parts.append("> " * self.quote)
+        if buf.marker:
+            buf.parts.append(buf.marker)
+            buf.marker = ""
+            data = data.lstrip(" ")
+        buf.parts.append(data)
+        buf.line_start = data.endswith("\n")
+        buf.space = data.endswith(" ")
+
+    def finish(self) -> str:
+        while self.stack:
+            self._pop()
+        return tidy_text("".join(self.bufs[0].parts))
+
+
+def _flatten(buf: _Buf) -> str:
+    return "\n".join(line.rstrip() for line in "".join(buf.parts).strip().split("\n"))
+
+
+def _parse_attrs(src: str) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    for match in _ATTR.finditer(src):
+        value = match.group(2) if match.group(2) is not None else match.group(3)
+        value = value if value is not None else match.group(4) or ""
+        attrs.setdefault(match.group(1).lower(), html.unescape(value) if "&" in value else value)
+    return attrs
+
+
+def _style(attrs: dict[str, str]) -> dict[str, str]:
+    style = attrs.get("style")
+    if not style:
+        return {}
+    decls = {}
+    for decl in style.lower().split(";"):
+        key, _, value = decl.partition(":")
+        decls[key.strip()] = "".join(value.split()).replace("!important", "")
+    return decls
+
+
+def _is_hidden(attrs: dict[str, str]) -> bool:
+    if "hidden" in attrs:
+        return True
+    style = _style(attrs)
+    if not style:
+        return False
+    if style.get("display") == "none" or style.get("visibility") in ("hidden", "collapse"):
+        return True
+    if style.get("mso-hide") == "all" or style.get("opacity") in _ZERO:
+        return True
+    clipped = style.get("overflow") == "hidden"
+    return clipped and any(style.get(key) in _ZERO for key in ("max-height", "height", "max-width", "width"))
+
+
+def _is_pixel(attrs: dict[str, str]) -> bool:
+    style = _style(attrs)
+    sizes = (attrs.get("width", ""), attrs.get("height", ""), style.get("width", ""), style.get("height", ""))
+    return any(size.strip().lower() in _PIXEL for size in sizes)
+
+
+# Soft hyphen, combining grapheme joiner, fillers, zero-width space, word joiners, BOM: padding, not text.
+_INVISIBLE_CHARS = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u2060\u2061\u2062\u2063\u2064\ufeff"
+_INVISIBLE_CHARS += "\u3164\uffa0"
+_INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}]")
+_ZW_RUN = re.compile("(?:[\u200c\u200d][ \t\u00a0\u2007]*){2,}")  # preheader padding: "&zwnj;&nbsp;" repeated
+_BLANK_RUN = re.compile(r"\n{3,}")
+_LINE_END_WS = " \t\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u3000"
+
+
+def tidy_text(text: str) -> str:
+    """Normalize extracted mail text: newlines, invisible padding, trailing spaces, at most one blank line.
+
+    Args:
+        text: Text from a plain-text part or from `html_to_text`.
+
+    Returns:
+        The cleaned text, stripped at both ends. Spacing inside lines is kept (plain-text tables stay aligned).
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    # Substring probes first: they are C-speed scans, the regexes are not, and most text needs neither.
+    if any(ch in text for ch in _INVISIBLE_CHARS):
+        text = _INVISIBLE.sub("", text)
+    if "\u200c" in text or "\u200d" in text:
+        text = _ZW_RUN.sub(" ", text)
+    # Per-line rstrip rather than a regex: "[ ]+\n" backtracks quadratically on long runs of spaces.
+    text = "\n".join(line.rstrip(_LINE_END_WS) for line in text.split("\n"))
+    return (_BLANK_RUN.sub("\n\n", text) if "\n\n\n" in text else text).strip()
+
+
+def html_to_text(markup: str) -> str:
+    """Convert mail HTML to readable plain text; linear time, never raises.
+
+    Args:
+        markup: The HTML source (already decoded to str).
+
+    Returns:
+        Readable text (see the module docstring for the rules); "" for non-strings or empty input.
+    """
+    if not isinstance(markup, str) or not markup:
+        return ""
+    converter = _Converter()
+    converter.run(markup)
+    return converter.finish()

@@ -1,0 +1,321 @@
+"""Gmail message resources -> clean, bounded data for an LLM. Pure: no I/O anywhere (fetching is the client's job).
+
+Entry points (the tools layer calls exactly these):
+    parse_message(resource)      `full`, `metadata` and `minimal` resources of users.messages.get
+    parse_raw_message(resource)  `raw` resources (base64url RFC 2822), same output
+    parse_addresses, header_value, to_iso_date, slice_body, strip_quoted_reply
+
+Everything is total: any input shape gives a result, never an exception. The work is split over small modules:
+`mime_walk` (part tree and body choice), `charsets` (bytes and RFC 2047/2231), `html_text` (HTML to text),
+`calendar_text` (invites), `raw_message` (RFC 2822 bytes to a payload tree), `body_slice` (bounds).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from email.utils import parsedate_tz
+
+from server.body_slice import BodySlice, slice_body, strip_quoted_reply
+from server.charsets import decode_header_value, lenient_b64
+from server.mime_part import first_headers
+from server.mime_walk import walk_payload
+from server.raw_message import payload_from_bytes
+
+__all__ = [
+    "Address",
+    "AttachmentInfo",
+    "BodySlice",
+    "ParsedMessage",
+    "header_value",
+    "parse_addresses",
+    "parse_message",
+    "parse_raw_message",
+    "slice_body",
+    "strip_quoted_reply",
+    "to_iso_date",
+]
+
+
+@dataclass(frozen=True)
+class Address:
+    """One mailbox: display name (decoded, None when absent) and address."""
+
+    name: str | None
+    email: str
+
+
+@dataclass(frozen=True)
+class AttachmentInfo:
+    """An attachment (or inline resource) of a message; its bytes are fetched separately by attachment_id."""
+
+    filename: str
+    mime_type: str
+    size: int
+    attachment_id: str | None
+    part_id: str
+    inline: bool
+    content_id: str | None
+
+
+@dataclass(frozen=True)
+class ParsedMessage:
+    """A message ready for an LLM; body fields are None for `metadata` and `minimal` resources."""
+
+    id: str
+    thread_id: str
+    label_ids: tuple[str, ...]
+    snippet: str
+    internal_date_ms: int | None
+    size_estimate: int | None
+    headers: dict[str, str]
+    from_: tuple[Address, ...]
+    to: tuple[Address, ...]
+    cc: tuple[Address, ...]
+    bcc: tuple[Address, ...]
+    reply_to: tuple[Address, ...]
+    subject: str | None
+    date_raw: str | None
+    date_iso: str | None
+    body_text: str | None
+    body_html: str | None
+    body_source: str
+    attachments: tuple[AttachmentInfo, ...]
+    notes: tuple[str, ...]
+
+
+def parse_message(resource: dict) -> ParsedMessage:
+    """Parse a users.messages.get resource in `full`, `metadata` or `minimal` format.
+
+    The body is read only when the payload carries one (`body` or `parts`): `metadata` and `minimal` resources
+    get body_text None. A resource holding `raw` and no payload is handed to `parse_raw_message`.
+
+    Args:
+        resource: The decoded JSON resource (any shape is tolerated).
+
+    Returns:
+        The parsed message; never raises.
+    """
+    resource = resource if isinstance(resource, dict) else {}
+    if "payload" not in resource and isinstance(resource.get("raw"), str):
+        return parse_raw_message(resource)
+    try:
+        return _parse(resource, resource.get("payload"))
+    except Exception as exc:  # the walk is total by design (property-tested); this is the last line of defence
+        return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
+
+
+def parse_raw_message(resource: dict) -> ParsedMessage:
+    """Parse a users.messages.get resource in `raw` format (base64url RFC 2822 in `raw`).
+
+    Args:
+        resource: The decoded JSON resource.
+
+    Returns:
+        The same output as `parse_message` on the equivalent `full` resource; never raises.
+    """
+    resource = resource if isinstance(resource, dict) else {}
+    raw = resource.get("raw")
+    try:
+        payload = payload_from_bytes(lenient_b64(raw)) if isinstance(raw, str) else None
+        return _parse(resource, payload)
+    except Exception as exc:  # see parse_message
+        return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
+
+
+def _parse(resource: dict, payload: object, note: str | None = None) -> ParsedMessage:
+    payload_dict = payload if isinstance(payload, dict) else {}
+    raw_headers = first_headers(payload_dict.get("headers"))
+    headers = {name: decode_header_value(value) for name, value in raw_headers.items()}
+    date_raw = headers.get("date") or None
+    internal = _int(resource.get("internalDate"))
+    notes: list[str] = [note] if note else []
+    body_text = body_html = None
+    body_source = "none"
+    attachments: tuple[AttachmentInfo, ...] = ()
+    if note is None and ("body" in payload_dict or "parts" in payload_dict):
+        walk = walk_payload(payload_dict)
+        body_text, body_html, body_source = walk.text, walk.html, walk.source
+        attachments = tuple(AttachmentInfo(**vars(item)) for item in walk.attachments)
+        notes += walk.notes
+    snippet = resource.get("snippet")
+    labels = resource.get("labelIds")
+    return ParsedMessage(
+        id=_str(resource.get("id")),
+        thread_id=_str(resource.get("threadId")),
+        label_ids=tuple(label for label in labels if isinstance(label, str)) if isinstance(labels, list) else (),
+        snippet=html.unescape(snippet) if isinstance(snippet, str) else "",
+        internal_date_ms=internal,
+        size_estimate=_int(resource.get("sizeEstimate")),
+        headers=headers,
+        from_=parse_addresses(raw_headers.get("from", "")),
+        to=parse_addresses(raw_headers.get("to", "")),
+        cc=parse_addresses(raw_headers.get("cc", "")),
+        bcc=parse_addresses(raw_headers.get("bcc", "")),
+        reply_to=parse_addresses(raw_headers.get("reply-to", "")),
+        subject=headers.get("subject") if "subject" in headers else None,
+        date_raw=date_raw,
+        date_iso=to_iso_date(date_raw, internal),
+        body_text=body_text,
+        body_html=body_html,
+        body_source=body_source,
+        attachments=attachments,
+        notes=tuple(notes),
+    )
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 20:
+        return int(value.strip())
+    return None
+
+
+def header_value(headers: list[dict], name: str) -> str | None:
+    """The decoded value of the first header called `name` (case-insensitive).
+
+    Args:
+        headers: Gmail's `payload.headers` list.
+        name: The header name, e.g. "Subject".
+
+    Returns:
+        The RFC 2047-decoded, whitespace-collapsed value, or None when absent.
+    """
+    if not isinstance(name, str):
+        return None
+    value = first_headers(headers).get(name.strip().lower())
+    return decode_header_value(value) if value is not None else None
+
+
+# -- dates -----------------------------------------------------------------------------------------------------
+
+
+def to_iso_date(date_header: str | None, internal_date_ms: int | str | None) -> str | None:
+    """ISO 8601 with offset from a Date header, falling back to Gmail's internalDate (epoch ms) in UTC.
+
+    Args:
+        date_header: The Date header as sent (RFC 2822, obsolete forms and zone names tolerated).
+        internal_date_ms: Gmail's internalDate, as int or digit string.
+
+    Returns:
+        e.g. "2024-03-05T10:00:00+01:00", or None when neither gives a valid date.
+    """
+    if isinstance(date_header, str) and date_header.strip():
+        try:
+            parts = parsedate_tz(" ".join(date_header.split()))
+        except (TypeError, ValueError, IndexError):
+            parts = None
+        if parts:
+            try:
+                offset = parts[9] or 0
+                zone = timezone(timedelta(seconds=offset)) if abs(offset) < 86400 else timezone.utc
+                return datetime(*parts[:6], tzinfo=zone).isoformat()  # type: ignore[misc]
+            except (ValueError, TypeError, OverflowError):
+                pass
+    millis = _int(internal_date_ms)
+    if millis is None:
+        return None
+    try:
+        return datetime.fromtimestamp(millis / 1000, tz=timezone.utc).isoformat(timespec="seconds")
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+# -- addresses -------------------------------------------------------------------------------------------------
+
+_ANGLE = re.compile(r"<([^<>]*)>")
+_QUOTING = re.compile(r'\\(.)|"')
+
+
+def parse_addresses(value: str) -> tuple[Address, ...]:
+    """Parse an address-list header (From, To, Cc...) into name + email pairs.
+
+    Handles quoted names with commas, RFC 2047 names, comments as names ("a@b (Ann)"), groups
+    ("team: a@b, c@d;"), folded lines, and display names that were decoded before parsing (a comma in an unquoted
+    name is rejoined with its address). Never raises.
+
+    Args:
+        value: The raw (or decoded) header value.
+
+    Returns:
+        The addresses in order; entries without an address are skipped.
+    """
+    if not isinstance(value, str) or not value.strip():
+        return ()
+    entries = _split_addresses(" ".join(value.split()))
+    merged: list[str] = []
+    for entry in entries:
+        # "Doe, John <j@x>" decoded from an encoded word splits into "Doe" + "John <j@x>": rejoin the name.
+        if merged and "@" not in merged[-1] and "<" not in merged[-1] and "<" in entry:
+            merged[-1] = f"{merged[-1]}, {entry}"
+        else:
+            merged.append(entry)
+    found = []
+    for entry in merged:
+        address = _parse_one(entry)
+        if address is not None:
+            found.append(address)
+    return tuple(found)
+
+
+def _split_addresses(value: str) -> list[str]:
+    entries, current = [], []
+    quoted = escaped = False
+    angle = paren = 0
+    for ch in value:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == '"' and not paren:
+            quoted = not quoted
+        elif not quoted:
+            if ch == "<":
+                angle += 1
+            elif ch == ">":
+                angle = max(angle - 1, 0)
+            elif ch == "(":
+                paren += 1
+            elif ch == ")":
+                paren = max(paren - 1, 0)
+            elif ch in ",;" and not angle and not paren:
+                entries.append("".join(current))
+                current = []
+                continue
+            elif ch == ":" and not angle and not paren and "@" not in "".join(current):
+                current = []  # "group-name:" opens a group; its name is not an address
+                continue
+        current.append(ch)
+    entries.append("".join(current))
+    return [entry.strip() for entry in entries if entry.strip()]
+
+
+def _parse_one(entry: str) -> Address | None:
+    comment = ""
+    angle = _ANGLE.search(entry)
+    if angle:
+        email = angle.group(1)
+        name = entry[: angle.start()] + entry[angle.end() :]
+    else:
+        comments = re.findall(r"\(([^()]*)\)", entry)
+        comment = " ".join(comments)
+        email = re.sub(r"\([^()]*\)", " ", entry)
+        name = ""
+        if "@" not in email and " " in email.strip():
+            return None  # a bare name without an address
+    email = "".join(email.split()).strip("\"'").removeprefix("mailto:")
+    name = re.sub(r"\([^()]*\)", " ", name) if angle else comment
+    name = _QUOTING.sub(lambda m: m.group(1) or "", name)  # drop quotes, keep backslash-escaped characters
+    decoded = decode_header_value(name).strip().strip("'")
+    if not email:
+        return None
+    return Address(decoded if decoded and decoded.lower() != email.lower() else None, email)

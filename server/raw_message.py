@@ -1,0 +1,90 @@
+"""RFC 2822 bytes -> a Gmail-shaped payload tree, so raw messages go through the same walk as `full` ones.
+
+The stdlib parser with the compat32 policy is lenient (defects are recorded, not raised) and keeps header values
+as sent (encoded words and 8-bit bytes, the latter as surrogate escapes), which is what Gmail's `full` format
+gives too. Transfer encodings are removed and text keeps its declared charset, like Gmail's "declared bytes"
+case. Pure, no I/O, never raises.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.parser
+import email.policy
+from email.message import Message
+
+_MAX_DEPTH = 100
+
+
+def _headers(message: Message) -> list[dict[str, str]]:
+    headers = []
+    for name, value in message.raw_items():
+        headers.append({"name": str(name), "value": str(value).replace("\r\n", "\n")})
+    return headers
+
+
+def _leaf_bytes(message: Message) -> bytes:
+    try:
+        data = message.get_payload(decode=True)
+    except Exception:  # the stdlib decoders are lenient, but a malformed part must never sink the message
+        data = None
+    if isinstance(data, bytes):
+        return data
+    payload = message.get_payload()
+    return payload.encode("utf-8", "surrogateescape") if isinstance(payload, str) else b""
+
+
+def _node(message: Message, part_id: str, depth: int, max_depth: int, stack: list) -> dict:
+    node: dict = {
+        "partId": part_id,
+        "mimeType": message.get_content_type(),
+        "filename": "",
+        "headers": _headers(message),
+    }
+    payload = message.get_payload()
+    if isinstance(payload, list):
+        node["body"] = {"size": 0}
+        children: list[dict] = []
+        if depth < max_depth:
+            for index, sub in enumerate(payload):
+                if isinstance(sub, Message):
+                    child: dict = {}
+                    children.append(child)
+                    stack.append((sub, child, f"{part_id}.{index}" if part_id else str(index), depth + 1))
+        node["parts"] = children
+    else:
+        data = _leaf_bytes(message)
+        node["body"] = {"size": len(data), "data": base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")}
+    return node
+
+
+def payload_from_bytes(data: bytes, max_depth: int = _MAX_DEPTH) -> dict:
+    """Parse an RFC 2822 message into a payload dict shaped like Gmail's `full` format.
+
+    Args:
+        data: The message bytes.
+        max_depth: Nesting beyond this is cut (children omitted).
+
+    Returns:
+        {"partId", "mimeType", "filename", "headers", "body", "parts"?}, with part ids "", "0", "0.1"...
+    """
+    try:
+        message = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(bytes(data))
+    except RecursionError:
+        # The stdlib parser recurses per nesting level; past ~1000 levels keep the headers and the raw body.
+        message = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(bytes(data))
+        head = _headers(message)
+        body = _leaf_bytes(message)
+        return {
+            "partId": "",
+            "mimeType": "text/plain",
+            "filename": "",
+            "headers": head,
+            "body": {"size": len(body), "data": base64.urlsafe_b64encode(body).decode("ascii")},
+        }
+    root: dict = {}
+    stack: list = [(message, root, "", 0)]
+    while stack:  # iterative: the tree may be deep
+        current, target, part_id, depth = stack.pop()
+        target.update(_node(current, part_id, depth, max(0, max_depth), stack))
+    return root
