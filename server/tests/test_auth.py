@@ -87,11 +87,16 @@ def test_invalid_grant_names_the_seven_day_testing_limit(settings):
     assert "auth_cli.py" in caught.value.hint
 
 
-def test_token_endpoint_outage_is_transient(settings):
+def test_token_endpoint_outage_is_transient(settings, monkeypatch):
+    from google.auth import _exponential_backoff
+
+    waits: list[float] = []  # google-auth retries the token endpoint itself; record its waits instead of sleeping
+    monkeypatch.setattr(_exponential_backoff.time, "sleep", waits.append)
     write(settings, expired_token())
-    store, _ = token_store(settings, [json_response({"error": "internal"}, 503)] * 4)
+    store, mock = token_store(settings, [json_response({"error": "internal"}, 503)] * 4)
     with pytest.raises(TransientError):
         store.get()
+    assert mock.request_sequence  # the token endpoint was really asked
 
 
 def test_a_token_written_while_running_is_picked_up_without_restart(settings):
