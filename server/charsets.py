@@ -117,6 +117,10 @@ def decode_text(data: bytes, declared: str | None = None, *, guess: bool = True)
         text = _strict(data, codec)
         if text is not None:
             return text, codec
+        if codec.startswith(("utf-16", "utf-32")):
+            # NULs or a BOM are proof enough: a stray odd byte (a newline appended by a gateway, a cut message)
+            # costs one U+FFFD, where the guess below would reread the whole text as a legacy 8-bit charset.
+            return _replace(data, codec), codec + "!"
     if _JIS_MARK.search(data):  # a JIS escape never occurs in real UTF-8 or legacy 8-bit text
         text = _strict(data, "iso-2022-jp")
         if text is not None:
@@ -137,7 +141,9 @@ def decode_text(data: bytes, declared: str | None = None, *, guess: bool = True)
         if text.count("\ufffd") <= len(text) // 500:  # a few bad bytes in otherwise valid declared text
             return text, codec + "!"
     guessed = guess_decode(data) if guess else None
-    if guessed is not None:
+    # A best guess that still reads as noise (control characters, rare symbols) means binary junk, such as
+    # misaligned base64: replacement characters say so honestly, where a guess would invent Cyrillic.
+    if guessed is not None and plausibility(guessed[0]) >= 0:
         return guessed[0], guessed[1] + "?"
     return _replace(data, codec or "utf-8"), (codec or "utf-8") + "!"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from server.charsets import decode_header_value, parse_header_params
 
 # Extensions for synthesized attachment names; a table rather than `mimetypes`, which reads system files.
@@ -130,3 +132,20 @@ def unflow(text: str, delsp: bool) -> str:
     if current is not None:
         out.append(">" * current_depth + (" " if current_depth else "") + current)
     return "\n".join(out)
+
+
+# A clear-signed block: armor header, "Hash:" lines, blank line, the signed text, then the signature block.
+_CLEARSIGNED = re.compile(
+    r"-----BEGIN PGP SIGNED MESSAGE-----[ \t]*\n(?:[A-Za-z-]+:[^\n]*\n)*[ \t]*\n(.*?)\n?"
+    r"-----BEGIN PGP SIGNATURE-----.*?(?:-----END PGP SIGNATURE-----[^\n]*|\Z)",
+    re.S,
+)
+_DASH_ESCAPE = re.compile(r"^- ", re.M)
+
+
+def unarmor_signed(text: str) -> str:
+    """The text of inline PGP clear-signed blocks without their armor lines and signatures (RFC 4880 §7).
+
+    The signature cannot be checked here, and its base64 is noise to a reader; dash-escaped lines are restored.
+    """
+    return _CLEARSIGNED.sub(lambda m: _DASH_ESCAPE.sub("", m.group(1)), text.replace("\r\n", "\n"))

@@ -14,9 +14,10 @@ from urllib.parse import unquote
 
 from server.calendar_text import summarize_calendar
 from server.charsets import decode_header_value, decode_text, lenient_b64
-from server.html_text import html_to_text, tidy_text
-from server.mime_part import MimePart, header_lines, unflow
+from server.html_text import html_to_text
+from server.mime_part import MimePart, header_lines, unarmor_signed, unflow
 from server.raw_message import payload_from_bytes
+from server.text_tidy import tidy_text
 
 MAX_DEPTH = 100
 MAX_PARTS = 5000
@@ -42,7 +43,7 @@ _PLACEHOLDER = re.compile(
     r"view (?:this |the |it )?(?:e-?mail |message |newsletter )?(?:in|on|with) (?:your |a |the )?(?:web ?)?browser"
     r"|view (?:it |this )?online|(?:requires|needs) (?:an? )?html|does(?:n't| not) support html"
     r"|html[- ](?:capable|compatible|enabled|version)|enable html|to view this (?:e-?mail|message)"
-    r"|trouble (?:viewing|reading) this",
+    r"|trouble (?:viewing|reading) this|(?:can ?not|can't|unable to) (?:display|show|render) html",
     re.I,
 )
 
@@ -298,6 +299,7 @@ class _Walker:
             self.note("encrypted (inline PGP): body not readable")
         elif "-----BEGIN PGP SIGNED MESSAGE-----" in text:
             self.note("signed (inline PGP): signature not verified")
+            text = unarmor_signed(text)
         return _Piece(tidy_text(text), "text/plain")
 
 
@@ -307,7 +309,9 @@ def _is_placeholder(plain: str, html_text: str) -> bool:
         return False
     if not plain or (len(plain) < 200 and len(plain) * 3 < len(html_text)):
         return True
-    return len(plain) < 400 and len(html_text) > len(plain) and _PLACEHOLDER.search(plain) is not None
+    # Alternatives carry one message: once the plain part says it is a stand-in, an HTML part of comparable
+    # length is the better read (a short promo's HTML can be shorter than the stand-in's boilerplate and URL).
+    return len(plain) < 400 and 2 * len(html_text) > len(plain) and _PLACEHOLDER.search(plain) is not None
 
 
 def walk_payload(payload: object) -> WalkResult:

@@ -11,9 +11,13 @@ from __future__ import annotations
 import base64
 import email.parser
 import email.policy
+from email import errors
 from email.message import Message
 
+from server.charsets import lenient_b64
+
 _MAX_DEPTH = 100
+_SIZED_DEPTH = 4  # forwards nested deeper get size 0: hostile nesting must not cost one regeneration per level
 
 
 def _headers(message: Message) -> list[dict[str, str]]:
@@ -28,10 +32,24 @@ def _leaf_bytes(message: Message) -> bytes:
         data = message.get_payload(decode=True)
     except Exception:  # the stdlib decoders are lenient, but a malformed part must never sink the message
         data = None
+    if any(isinstance(defect, errors.InvalidBase64LengthDefect) for defect in message.defects):
+        # With a dangling base64 character the stdlib gives up and returns the base64 text itself as the
+        # "decoded" body; a reader is better served by whatever is decodable (junk skipped, padding added).
+        payload = message.get_payload()
+        return lenient_b64(payload) if isinstance(payload, str) else b""
     if isinstance(data, bytes):
         return data
     payload = message.get_payload()
     return payload.encode("utf-8", "surrogateescape") if isinstance(payload, str) else b""
+
+
+def _inner_size(message: Message) -> int:
+    # Gmail gives a message/rfc822 part the size of the message it carries (an attachment's size to a reader).
+    # Measuring regenerates the inner bytes, so only the outer few levels are measured (see _SIZED_DEPTH).
+    try:
+        return sum(len(sub.as_bytes()) for sub in message.get_payload() if isinstance(sub, Message))
+    except Exception:  # regenerating a malformed inner message may fail; its size is only informative
+        return 0
 
 
 def _node(message: Message, part_id: str, depth: int, max_depth: int, stack: list) -> dict:
@@ -43,7 +61,8 @@ def _node(message: Message, part_id: str, depth: int, max_depth: int, stack: lis
     }
     payload = message.get_payload()
     if isinstance(payload, list):
-        node["body"] = {"size": 0}
+        sized = message.get_content_type() == "message/rfc822" and depth <= _SIZED_DEPTH
+        node["body"] = {"size": _inner_size(message) if sized else 0}
         children: list[dict] = []
         if depth < max_depth:
             for index, sub in enumerate(payload):

@@ -7,9 +7,11 @@ raising, because one odd message must not take the whole mailbox down.
 
 from __future__ import annotations
 
+import base64
 import codecs
 import html
 import re
+from email import errors
 from email.header import decode_header
 from email.message import Message
 
@@ -25,6 +27,7 @@ _CHARSET_SUPERSETS = {
     "sjis": "cp932",
     "x-sjis": "cp932",
     "euc-kr": "cp949",
+    "ks_c_5601-1987": "cp949",  # Outlook's label for Korean; Python maps it to the narrower euc_kr
 }
 _FOLD = re.compile(r"\r?\n(?=[ \t])")
 _TAGS_WITH_CONTENT = re.compile(r"(?is)<(script|style|head|title)\b.*?</\1\s*>")
@@ -114,6 +117,12 @@ def leaf_bytes(part: Message) -> bytes:
         if isinstance(inner, list):
             return b"".join(p.as_bytes() for p in inner if isinstance(p, Message))
     data = part.get_payload(decode=True)
+    if any(isinstance(defect, errors.InvalidBase64LengthDefect) for defect in part.defects):
+        # The stdlib gives up on base64 with a dangling character and returns the text undecoded; mail readers
+        # (Gmail among them, presumably) decode what they can, so the emulator does too.
+        letters = re.sub(r"[^A-Za-z0-9+/]", "", str(part.get_payload()))
+        letters = letters[: len(letters) - (len(letters) % 4 == 1)]  # a lone trailing sextet holds no byte
+        data = base64.b64decode(letters + "=" * (-len(letters) % 4))
     return data if isinstance(data, bytes) else b""
 
 

@@ -2,8 +2,9 @@
 
 The shapes follow what Gmail sends: a part tree with `partId` "" at the top and "0", "1", "0.1" below,
 headers exactly as written (RFC 2047 words not decoded, folding removed), `body.data` as URL-safe base64 with
-the transfer encoding already undone, attachments as `attachmentId` + `size` without data, and multipart
-containers with `body: {"size": 0}`.
+the transfer encoding already undone, attachments as `attachmentId` + `size` without data, multipart
+containers with `body: {"size": 0}`, and a message/rfc822 part with one child: the inner message (its headers,
+its part tree).
 
 Text parts are re-encoded to UTF-8 by default (`body_charset="utf8"`, what Gmail is reported to do) while their
 `Content-Type` header still names the declared charset; `"declared"` keeps the original bytes, so a client is
@@ -119,6 +120,13 @@ class PayloadBuilder:
         children = _children(part)
         if children is not None:
             resource["body"] = {"size": 0}
+            if part.get_content_type() == "message/rfc822":
+                # Gmail shows a forwarded message as one child part holding the inner message's headers and
+                # its own part tree; the rfc822 part keeps the size, and an attachmentId when it has a name.
+                size = len(leaf_bytes(part))
+                resource["body"] = {"size": size}
+                if resource["filename"]:
+                    resource["body"] = {"attachmentId": self.attachment_ids.mint(message_id, part_id), "size": size}
             resource["parts"] = [
                 self._part(message_id, child, f"{part_id}.{index}" if part_id else str(index))
                 for index, child in enumerate(children)
@@ -136,17 +144,20 @@ class PayloadBuilder:
     def attachment(self, stored: StoredMessage, attachment_id: str) -> dict[str, object]:
         """attachments.get: the part's bytes (transfer encoding removed, charset untouched)."""
         part = find_part(stored.message, self.attachment_ids.read(stored.id, attachment_id))
-        if part is None or _children(part) is not None:
+        if part is None or (_children(part) is not None and part.get_content_type() != "message/rfc822"):
             raise not_found()
         data = leaf_bytes(part)
         return {"size": len(data), "data": b64url(data)}
 
 
 def _children(part: Message) -> list[Message] | None:
-    """Sub-parts of a multipart container; None for a leaf (message/rfc822 counts as a leaf)."""
-    if not part.is_multipart() or part.get_content_type() == "message/rfc822":
+    """Sub-parts of a multipart container, or the one inner message of a message/rfc822 part; None for a leaf."""
+    if not part.is_multipart():
         return None
-    return [child for child in part.get_payload() if isinstance(child, Message)]
+    children = [child for child in part.get_payload() if isinstance(child, Message)]
+    if part.get_content_type() == "message/rfc822" and len(children) != 1:
+        return None  # not a parsable inner message: served as a leaf of raw bytes
+    return children
 
 
 def find_part(message: Message, part_id: str) -> Message | None:

@@ -1,0 +1,1 @@
+"""The content-fidelity corpus and its generator (see make_corpus.py)."""
