@@ -69,6 +69,32 @@ def _first_line(text: str) -> str:
     return text.splitlines()[0][:200] if text else "unknown error"
 
 
+# Statuses google-auth would retry on its own (google.auth.transport.DEFAULT_RETRYABLE_STATUS_CODES).
+_TOKEN_ENDPOINT_RETRYABLE = frozenset({408, 429, 500, 503, 504})
+
+
+def single_attempt_request(http: Any) -> Any:
+    """A google-auth transport over `http` that makes exactly one attempt per token-endpoint request.
+
+    google-auth retries a 5xx/429 token endpoint three times with real 1 s and 2 s sleeps of its own, inside
+    whichever of our attempts asked for a refresh: a second, hidden retry loop that ignores the backoff scale
+    and tripled an outage into ~9 s per tool call. Raising a retryable RefreshError on the first such answer
+    leaves the decision to the client's one retry loop (`describe_refresh_failure` makes it `transient`).
+    """
+    from google.auth import exceptions as google_exceptions
+    from google_auth_httplib2 import Request
+
+    request = Request(http)
+
+    def once(url: str, method: str = "GET", body: Any = None, headers: Any = None, **kwargs: Any) -> Any:
+        response = request(url, method=method, body=body, headers=headers, **kwargs)
+        if response.status in _TOKEN_ENDPOINT_RETRYABLE:
+            raise google_exceptions.RefreshError(f"token endpoint answered HTTP {response.status}", retryable=True)
+        return response
+
+    return once
+
+
 @dataclass(frozen=True)
 class _FileStamp:
     mtime_ns: int
@@ -137,11 +163,10 @@ class TokenStore:
     def _refresh(self, credentials: Any) -> None:
         import httplib2
         from google.auth import exceptions as google_exceptions
-        from google_auth_httplib2 import Request
 
         http = self._http_factory() if self._http_factory else httplib2.Http(timeout=self._settings.request_timeout_s)
         try:
-            credentials.refresh(Request(http))
+            credentials.refresh(single_attempt_request(http))
         except (google_exceptions.RefreshError, google_exceptions.TransportError, OSError) as exc:
             raise describe_refresh_failure(exc) from None
         log.info(

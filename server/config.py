@@ -16,6 +16,7 @@ GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
 
 DEFAULT_ENRICH_TOP_K = 10
 DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_QUOTA_UNITS_PER_S = 100.0  # well under Gmail's 250 units/s per user
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Settings:
     enrich_top_k: int
     request_timeout_s: float
     backoff_scale: float  # multiplies every retry wait; 1.0 in production, tiny in fault suites
+    quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side Gmail quota budget (server/quota.py); 0: off
 
     @property
     def endpoint(self) -> str:
@@ -75,4 +77,5 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         enrich_top_k=int(_number(env, "GMAIL_MCP_ENRICH_TOP_K", DEFAULT_ENRICH_TOP_K, minimum=0)),
         request_timeout_s=_number(env, "GMAIL_MCP_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.1),
         backoff_scale=_number(env, "GMAIL_MCP_BACKOFF_SCALE", 1.0, minimum=0.0),
+        quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
     )

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from server import __version__
 from server.errors import GmailError, InternalError, InvalidInputError
 from server.observability import get_logger
+from server.schemas import input_schema, output_schema
 from server.tools import TOOLS, UNTRUSTED_CONTENT, ToolContext, ToolSpec
 
 log = get_logger("dispatch")
@@ -36,30 +37,13 @@ ANNOTATIONS = types.ToolAnnotations(
 )
 
 
-def compact_schema(schema: Any) -> Any:
-    """Drops pydantic's auto-generated `title` keywords (they repeat the property names and cost context)."""
-    if isinstance(schema, list):
-        return [compact_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in ("properties", "$defs") and isinstance(value, dict):
-            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
-        else:
-            out[key] = compact_schema(value)
-    return out
-
-
 def tool_definition(spec: ToolSpec) -> types.Tool:
     return types.Tool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        input_schema=compact_schema(spec.input_model.model_json_schema()),
-        output_schema=compact_schema(spec.output_model.model_json_schema(mode="serialization", by_alias=True)),
+        input_schema=input_schema(spec.input_model),
+        output_schema=output_schema(spec.output_model),
         annotations=ANNOTATIONS,
     )
 
@@ -100,10 +84,12 @@ async def call_tool(ctx: ToolContext, name: str, arguments: dict[str, Any] | Non
             args = spec.input_model.model_validate(arguments or {})
         except ValidationError as exc:
             raise describe_validation_error(exc, spec) from None
-        result = await anyio.to_thread.run_sync(spec.run, ctx, args)
+        # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
+        result = await anyio.to_thread.run_sync(spec.run, ctx, args, abandon_on_cancel=True)
         answer = types.CallToolResult(
             content=[types.TextContent(type="text", text=spec.render(result))],
-            structured_content=result.model_dump(mode="json", by_alias=True),
+            # No nulls: an absent field says the same in fewer bytes (the output schemas are built to match).
+            structured_content=result.model_dump(mode="json", by_alias=True, exclude_none=True),
         )
     except GmailError as error:
         answer = error_result(error)

@@ -1,8 +1,14 @@
 """The only module that talks to Gmail: google-api-python-client over HTTP, one retry loop, errors mapped once.
 
-Threading: httplib2.Http is not thread-safe, and tool calls run in worker threads, so each thread gets its own
-`AuthorizedHttp` and service object (kept alive for connection reuse). The discovery document ships inside the
-library; it is parsed once per process, not per call.
+Connections: httplib2.Http is not thread-safe and tool calls run in worker threads, so each call checks out a
+session (an `AuthorizedHttp` plus the service and resource objects built on it) that no other thread holds, and
+hands it back afterwards. Sessions outlive threads on purpose: anyio ends a worker thread after 10 s idle, and a
+session per thread would then reconnect (TCP + TLS to Google) on most calls of a conversation. The discovery
+document ships inside the library and is parsed once per process; resource objects are built once per session
+(building `users().messages()` costs more CPU than sending the request).
+
+Start-up: google-api-python-client, google-auth and httplib2 are imported on first use, not at import time, so
+the server answers `tools/list` without paying for them.
 
 Batches: `new_batch_http_request()` ignores `api_endpoint` (notes/gmail-api-wire.md), so batches are built with
 an explicit `batch_uri` derived from the configured endpoint.
@@ -17,19 +23,13 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import httplib2
-from google.auth import exceptions as google_auth_exceptions
-from googleapiclient.discovery import build_from_document
-from googleapiclient.discovery_cache import get_static_doc
-from googleapiclient.errors import HttpError
-from googleapiclient.http import BatchHttpRequest
-
-from server.auth import describe_refresh_failure
+from server.auth import describe_refresh_failure, single_attempt_request
 from server.config import Settings
 from server.errors import (
     AuthError,
@@ -42,11 +42,16 @@ from server.errors import (
     TransientError,
 )
 from server.observability import Metrics, get_logger
+from server.quota import UNITS_GET, UNITS_LIST, UNITS_PROFILE, QuotaLimiter
 from server.retry import RetryPolicy, run_with_retries
+
+if TYPE_CHECKING:
+    from googleapiclient.errors import HttpError
 
 log = get_logger("gmail")
 
 BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50.
+IDLE_SESSIONS = 8  # kept for reuse; more exist only while that many calls run at once
 RATE_LIMIT_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
 QUOTA_REASONS = frozenset({"dailyLimitExceeded", "quotaExceeded"})
 _RETRY_AFTER_IN_MESSAGE = re.compile(r"Retry after (\S+)", re.IGNORECASE)
@@ -58,20 +63,37 @@ class CredentialSource(Protocol):
 
 @lru_cache(maxsize=1)
 def _gmail_discovery() -> dict[str, Any]:
+    from googleapiclient.discovery_cache import get_static_doc
+
     return json.loads(get_static_doc("gmail", "v1"))
 
 
-class _ThreadSession:
-    """One thread's HTTP connection pool and service object, tied to the credentials object it was built for."""
+def _default_http(timeout_s: float) -> Any:
+    import httplib2
+
+    return httplib2.Http(timeout=timeout_s)
+
+
+class _Session:
+    """A kept-alive connection and the resource objects on it, tied to the credentials object it was built for.
+
+    One thread at a time uses it: a call checks it out of the client's idle list and hands it back.
+    """
 
     def __init__(self, credentials: Any, http: Any, endpoint: str) -> None:
         from google_auth_httplib2 import AuthorizedHttp
+        from googleapiclient.discovery import build_from_document
 
         self.credentials = credentials
         self.http = AuthorizedHttp(credentials, http=http)
+        # Its refresh-after-401 must not run google-auth's own sleeping retry loop either (see auth.py).
+        self.http._request = single_attempt_request(http)
         self.service = build_from_document(
             _gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}
         )
+        self.users = self.service.users()
+        self.messages = self.users.messages()
+        self.broken = False  # set after a network failure: the connection is not handed out again
 
 
 class GmailClient:
@@ -81,7 +103,7 @@ class GmailClient:
         settings: endpoint, timeout and backoff scale.
         credentials: where valid credentials come from (`auth.TokenStore`).
         sleep: injected so tests assert backoff sequences without waiting.
-        http_factory: builds a fresh `httplib2.Http`-compatible object per thread (tests pass HttpMockSequence).
+        http_factory: builds a fresh `httplib2.Http`-compatible object per session (tests pass HttpMockSequence).
         clock: wall-clock seconds, used to turn "Retry after <time>" into a wait.
     """
 
@@ -94,15 +116,19 @@ class GmailClient:
         sleep: Callable[[float], None] = time.sleep,
         http_factory: Callable[[], Any] | None = None,
         clock: Callable[[], float] = time.time,
+        quota: QuotaLimiter | None = None,
     ) -> None:
         self._settings = settings
         self._credentials = credentials
         self._metrics = metrics or Metrics()
         self._sleep = sleep
         self._clock = clock
-        self._http_factory = http_factory or (lambda: httplib2.Http(timeout=settings.request_timeout_s))
+        self._http_factory = http_factory or (lambda: _default_http(settings.request_timeout_s))
         self._policy = RetryPolicy(scale=settings.backoff_scale)
-        self._local = threading.local()
+        self._quota = quota or QuotaLimiter(settings.quota_units_per_s)
+        self._idle: list[_Session] = []
+        self._idle_lock = threading.Lock()
+        self._local = threading.local()  # the session this thread has checked out (see _discard_session)
 
     # -- public API -------------------------------------------------------------------------------------------
 
@@ -119,7 +145,7 @@ class GmailClient:
         }
         if page_token:
             params["pageToken"] = page_token
-        return self._call("messages.list", lambda service: service.users().messages().list(**params))
+        return self._call("messages.list", lambda session: session.messages.list(**params), units=UNITS_LIST)
 
     def get_message(
         self, message_id: str, *, fmt: str = "full", metadata_headers: Sequence[str] | None = None
@@ -128,7 +154,7 @@ class GmailClient:
         params: dict[str, Any] = {"userId": "me", "id": message_id, "format": fmt}
         if metadata_headers and fmt == "metadata":
             params["metadataHeaders"] = list(metadata_headers)
-        return self._call(f"messages.get({fmt})", lambda service: service.users().messages().get(**params))
+        return self._call(f"messages.get({fmt})", lambda session: session.messages.get(**params))
 
     def get_messages_metadata(
         self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
@@ -146,20 +172,23 @@ class GmailClient:
 
     def get_profile(self) -> dict[str, Any]:
         """users.getProfile: `{"emailAddress", "messagesTotal", "threadsTotal", "historyId"}`."""
-        return self._call("users.getProfile", lambda service: service.users().getProfile(userId="me"))
+        return self._call(
+            "users.getProfile", lambda session: session.users.getProfile(userId="me"), units=UNITS_PROFILE
+        )
 
     # -- one request, retried -----------------------------------------------------------------------------------
 
-    def _call(self, endpoint: str, make_request: Callable[[Any], Any]) -> dict[str, Any]:
+    def _call(self, endpoint: str, make_request: Callable[[_Session], Any], units: int = UNITS_GET) -> dict[str, Any]:
         def attempt() -> dict[str, Any]:
-            session = self._session()
-            started = time.perf_counter()
-            try:
-                response = make_request(session.service).execute(num_retries=0)
-            except Exception as exc:
-                error = self._map_exception(exc, endpoint)
-                self._log_request(endpoint, started, error)
-                raise error from exc
+            self._quota.acquire(units)  # every attempt spends quota, retries included
+            with self._session() as session:
+                started = time.perf_counter()
+                try:
+                    response = make_request(session).execute(num_retries=0)
+                except Exception as exc:
+                    error = self._map_exception(exc, endpoint)
+                    self._log_request(endpoint, started, error)
+                    raise error from exc
             self._log_request(endpoint, started)
             return response
 
@@ -234,7 +263,15 @@ class GmailClient:
     def _metadata_batch_once(
         self, message_ids: list[str], headers: Sequence[str], fields: str | None
     ) -> dict[str, dict[str, Any] | GmailError]:
-        session = self._session()
+        self._quota.acquire(UNITS_GET * len(message_ids))  # each part of a batch costs its own units
+        with self._session() as session:
+            return self._metadata_batch_on(session, message_ids, headers, fields)
+
+    def _metadata_batch_on(
+        self, session: _Session, message_ids: list[str], headers: Sequence[str], fields: str | None
+    ) -> dict[str, dict[str, Any] | GmailError]:
+        from server.lean_batch import LeanBatchHttpRequest  # BatchHttpRequest minus the email package's CPU
+
         outcome: dict[str, dict[str, Any] | GmailError] = {}
 
         def collect(request_id: str, response: Any, exception: Exception | None) -> None:
@@ -243,8 +280,8 @@ class GmailClient:
             else:
                 outcome[request_id] = self._map_exception(exception, "messages.get(metadata)")
 
-        batch = BatchHttpRequest(callback=collect, batch_uri=f"{self._settings.endpoint}/batch/gmail/v1")
-        messages = session.service.users().messages()
+        batch = LeanBatchHttpRequest(callback=collect, batch_uri=f"{self._settings.endpoint}/batch/gmail/v1")
+        messages = session.messages
         for message_id in message_ids:
             params: dict[str, Any] = {
                 "userId": "me",
@@ -273,21 +310,39 @@ class GmailClient:
 
     # -- connections --------------------------------------------------------------------------------------------
 
-    def _session(self) -> _ThreadSession:
+    @contextmanager
+    def _session(self) -> Iterator[_Session]:
+        """Checks out an idle session (the most recently used: its connection is the likeliest still open)."""
         credentials = self._credentials.get()  # raises AuthError with guidance
-        session: _ThreadSession | None = getattr(self._local, "session", None)
-        if session is None or session.credentials is not credentials:
-            session = _ThreadSession(credentials, self._http_factory(), self._settings.endpoint)
-            self._local.session = session
-        return session
+        with self._idle_lock:
+            # Sessions built for credentials the token store has since replaced are dropped, never reused.
+            self._idle = [idle for idle in self._idle if idle.credentials is credentials]
+            session = self._idle.pop() if self._idle else None
+        if session is None:
+            session = _Session(credentials, self._http_factory(), self._settings.endpoint)
+        self._local.session = session
+        try:
+            yield session
+        finally:
+            self._local.session = None
+            if not session.broken:
+                with self._idle_lock:
+                    if len(self._idle) < IDLE_SESSIONS:
+                        self._idle.append(session)
 
     def _discard_session(self) -> None:
-        """Drops this thread's connections after a network failure so the next attempt reconnects cleanly."""
-        self._local.session = None
+        """After a network failure, this thread's session is not reused, so the next attempt reconnects cleanly."""
+        session: _Session | None = getattr(self._local, "session", None)
+        if session is not None:
+            session.broken = True
 
     # -- error mapping: the one place Google's exceptions become ours ------------------------------------------
 
     def _map_exception(self, exc: Exception, endpoint: str) -> GmailError:
+        import httplib2
+        from google.auth import exceptions as google_auth_exceptions
+        from googleapiclient.errors import HttpError
+
         if isinstance(exc, GmailError):
             return exc
         if isinstance(exc, HttpError):

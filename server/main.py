@@ -10,10 +10,12 @@ stdout carries only the MCP protocol; logs are JSON lines on stderr.
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import signal
 import sys
-from contextlib import ExitStack
-from typing import Any
+from contextlib import ExitStack, suppress
+from typing import Any, NoReturn
 
 from server import __version__
 from server.config import Settings, load_settings
@@ -46,6 +48,7 @@ def serve(settings: Settings) -> int:
     from server.auth import TokenStore
     from server.dispatch import build_server
     from server.gmail_client import GmailClient
+    from server.stdio_guard import answer_malformed_lines
     from server.tools import ToolContext
 
     metrics = Metrics()
@@ -54,8 +57,11 @@ def serve(settings: Settings) -> int:
     report_token_state(settings)
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with (
+            stdio_server() as (read_stream, write_stream),
+            answer_malformed_lines(read_stream, write_stream) as messages,
+        ):
+            await server.run(messages, write_stream, server.create_initialization_options())
 
     log.info("gmail MCP server ready", extra={"version": __version__, "endpoint": settings.endpoint})
     try:
@@ -102,5 +108,16 @@ def main(argv: list[str] | None = None) -> int:
         return serve(settings)
 
 
+def exit_now(code: int) -> NoReturn:
+    """Ends the process without joining anyio's worker threads, which are not daemons: after SIGTERM one stays
+    blocked reading stdin (forever, if the client keeps it open), after EOF one may sit in a hung Gmail request.
+    Everything worth keeping (answers, the metrics summary) is written by the time `main` returns."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -7,6 +7,7 @@ Gmail I/O goes through a `GmailApi` (the retrying client); parsing goes through 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,12 +34,17 @@ from server.models import (
 )
 from server.observability import Metrics
 from server.query import compose_query
+from server.snippets import clean_snippet
 
 MAX_PAGES = 10  # hard cap on messages.list calls per search, whatever Gmail answers
 GMAIL_PAGE_LIMIT = 500
 ENRICH_HEADERS = ("From", "Subject", "Date")
 ENRICH_FIELDS = "id,threadId,snippet,internalDate,payload/headers"
 DETAIL_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date")
+# Hostile mail carries 1 MB header lines and 10,000 attachments: results stay bounded whatever the message holds.
+MAX_HEADER_CHARS = 2_000  # one header value of gmail_get_message
+MAX_ITEM_FIELD_CHARS = 500  # one field of a search result line (a search lists up to 50)
+MAX_LISTED_ATTACHMENTS = 100  # the rest are counted in a note
 EMPTY_RESULT_HINT = (
     "No messages matched. Try fewer or broader terms, drop a filter (newer_than_days, label_ids), check spelling "
     "of addresses, or add in:anywhere to include archived, spam and trash."
@@ -105,19 +111,27 @@ def collect_message_refs(
     return CollectedRefs(list(seen.values()), token, pages, estimate)
 
 
+def bounded(text: str | None, limit: int = MAX_HEADER_CHARS) -> str | None:
+    """Cuts an over-long value for the model's context, saying how much was left out."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
 def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchResultItem:
     """A search result line from a metadata-format message resource."""
     headers = (resource.get("payload") or {}).get("headers") or []
-    senders = parse_addresses(header_value(headers, "From") or "")
+    senders = parse_addresses(bounded(header_value(headers, "From")) or "")  # the first sender is in the head
     sender = senders[0] if senders else None
     return SearchResultItem(
         id=ref["id"],
         thread_id=resource.get("threadId") or ref["threadId"],
-        from_email=sender.email if sender else None,
-        from_name=(sender.name or None) if sender else None,
-        subject=header_value(headers, "Subject"),
+        from_email=bounded(sender.email, MAX_ITEM_FIELD_CHARS) if sender else None,
+        from_name=bounded(sender.name or None, MAX_ITEM_FIELD_CHARS) if sender else None,
+        subject=bounded(header_value(headers, "Subject"), MAX_ITEM_FIELD_CHARS),
         date=to_iso_date(header_value(headers, "Date"), resource.get("internalDate")),
-        snippet=html.unescape(str(resource.get("snippet") or "")) or None,  # Gmail escapes entities
+        # Gmail escapes entities in snippets; newsletters pad them with invisible characters.
+        snippet=clean_snippet(html.unescape(str(resource.get("snippet") or ""))),
     )
 
 
@@ -178,14 +192,14 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
         "id": parsed.id or args.message_id,
         "thread_id": parsed.thread_id,
         "label_ids": list(parsed.label_ids),
-        "snippet": parsed.snippet,
+        "snippet": clean_snippet(parsed.snippet, MAX_ITEM_FIELD_CHARS) or "",
         "headers": MessageHeaders(
-            from_=parsed.headers.get("from"),
-            to=parsed.headers.get("to"),
-            cc=parsed.headers.get("cc"),
-            reply_to=parsed.headers.get("reply-to"),
-            subject=parsed.subject,
-            date=parsed.date_raw,
+            from_=bounded(parsed.headers.get("from")),
+            to=bounded(parsed.headers.get("to")),
+            cc=bounded(parsed.headers.get("cc")),
+            reply_to=bounded(parsed.headers.get("reply-to")),
+            subject=bounded(parsed.subject),
+            date=bounded(parsed.date_raw, MAX_ITEM_FIELD_CHARS),
         ),
         "date_iso": parsed.date_iso,
         "format": args.format,
@@ -215,33 +229,55 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
             next_offset=body.next_offset,
             attachments=[
                 AttachmentItem(
-                    filename=item.filename,
-                    mime_type=item.mime_type,
+                    filename=bounded(item.filename, MAX_ITEM_FIELD_CHARS) or "",
+                    mime_type=bounded(item.mime_type, MAX_ITEM_FIELD_CHARS) or "",
                     size=item.size,
                     attachment_id=item.attachment_id,
                     inline=item.inline,
                 )
-                for item in parsed.attachments
+                for item in parsed.attachments[:MAX_LISTED_ATTACHMENTS]
             ],
         )
+        if len(parsed.attachments) > MAX_LISTED_ATTACHMENTS:
+            result["notes"].append(
+                f"{len(parsed.attachments)} attachments: only the first {MAX_LISTED_ATTACHMENTS} are listed"
+            )
     return GetMessageResult(**result)
 
 
 # -- compact text renderings (what most clients show the model) --------------------------------------------------
 
 
+_SECONDS = re.compile(r"T(\d\d:\d\d):\d\d(?:\.\d+)?")
+
+
+def short_date(iso: str | None) -> str:
+    """`2026-11-22T11:32:38-08:00` -> `2026-11-22 11:32-08:00`: minutes tell messages apart, seconds cost bytes."""
+    return _SECONDS.sub(r" \1", iso, count=1) if iso else "?"
+
+
 def render_search(result: SearchMessagesResult) -> str:
-    lines = [f"{result.result_count} message(s) for `{result.query}`."]
+    """One line per result (id | date | from | subject) and its snippet below: what the model needs to pick one.
+
+    Thread ids, counts and Gmail's estimate stay in the structured content; the full ISO date is there too.
+    """
+    if not result.messages:
+        return f"No messages for `{result.query}`." + (f"\nHint: {result.hint}" if result.hint else "")
+    bare = [item for item in result.messages if item.subject is None and item.from_email is None]
+    head = f"{result.result_count} message(s) for `{result.query}`, newest first"
+    lines = [head + (" (id | date | from | subject):" if len(bare) < len(result.messages) else ":")]
     for number, item in enumerate(result.messages, 1):
         if item.subject is None and item.from_email is None:
-            lines.append(f"{number}. id={item.id} thread={item.thread_id}")
+            lines.append(f"{number}. {item.id}")
             continue
         sender = f"{item.from_name} <{item.from_email}>" if item.from_name else (item.from_email or "?")
-        lines.append(f"{number}. id={item.id} | {item.date or '?'} | {sender} | {item.subject or '(no subject)'}")
+        lines.append(f"{number}. {item.id} | {short_date(item.date)} | {sender} | {item.subject or '(no subject)'}")
         if item.snippet:
             lines.append(f"   {item.snippet}")
+    if bare and not result.hint:
+        lines.append('Results with an id only: gmail_get_message (format="metadata" is cheap) shows who and what.')
     if result.next_page_token:
-        lines.append(f'More results: call again with page_token="{result.next_page_token}".')
+        lines.append(f'More: call again with page_token="{result.next_page_token}".')
     if result.hint:
         lines.append(f"Hint: {result.hint}")
     return "\n".join(lines)
@@ -310,14 +346,12 @@ TOOLS: dict[str, ToolSpec] = {
             name="gmail_search_messages",
             title="Search Gmail",
             description=(
-                "Search the user's Gmail with Gmail's own query syntax and get the newest matches first: id, "
-                "thread_id, sender, subject, date and snippet for the first 10, id/thread_id for the rest. "
-                "Examples: 'from:alice@example.com subject:invoice', 'is:unread newer_than:2d', "
-                "'has:attachment filename:pdf after:2024/01/01', '\"quarterly report\" -label:promotions'. "
-                "Spam and trash are excluded unless the query says in:anywhere, in:spam or in:trash. "
-                "Use newer_than_days / label_ids instead of writing those operators if you prefer. When "
-                "next_page_token is set, pass it back as page_token (same query) for more. Read a message with "
-                "gmail_get_message. " + UNTRUSTED_CONTENT
+                "Search the user's Gmail with Gmail's search syntax, newest first: id, date, sender, subject and "
+                "snippet for the first 10 results, ids only for the rest. Examples: 'from:alice@example.com "
+                "subject:invoice', 'is:unread newer_than:2d', 'has:attachment filename:pdf after:2024/01/01', "
+                "'\"quarterly report\" -label:promotions'. Spam and trash are left out unless the query says "
+                "in:anywhere, in:spam or in:trash. For more, pass next_page_token back as page_token with the same "
+                "query. Read a message with gmail_get_message. " + UNTRUSTED_CONTENT
             ),
             input_model=SearchMessagesInput,
             output_model=SearchMessagesResult,
@@ -328,10 +362,9 @@ TOOLS: dict[str, ToolSpec] = {
             name="gmail_get_message",
             title="Read a Gmail message",
             description=(
-                "Read one message by the id gmail_search_messages returned. format='full' (default) gives "
-                "headers, readable body text (HTML converted to text), and attachment names; format='metadata' "
-                "gives only headers and snippet, cheaply. Long bodies are cut at max_body_chars: continue with "
-                "offset=next_offset. " + UNTRUSTED_CONTENT
+                "Read one message by an id from gmail_search_messages: headers, readable body text (HTML "
+                "converted) and attachment names, or with format='metadata' only headers and snippet, cheaply. "
+                "A long body comes in pieces: read on with offset=next_offset. " + UNTRUSTED_CONTENT
             ),
             input_model=GetMessageInput,
             output_model=GetMessageResult,

@@ -1,0 +1,350 @@
+"""Tool arguments fuzzed with hypothesis: wrong types, missing and extra fields, huge strings, control characters,
+unicode, negative and huge numbers, non-object arguments. Every case must end in a tool result (isError with an
+`invalid_input` message wherever the arguments are invalid), never an exception, never `internal_error`, and
+valid results must match the tool's outputSchema.
+
+Most cases go straight to `dispatch.call_tool` on one event loop (a blocking portal) with an in-memory Gmail
+double, which keeps ~10,000 cases to seconds; a smaller set goes through a real in-process MCP client session
+into the real Google client stack and the emulator. `label_ids` gets its own property: no operator smuggling.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp.client import Client
+from pydantic import ValidationError
+
+from server import dispatch
+from server.auth import TokenStore
+from server.config import load_settings
+from server.errors import NotFoundError
+from server.gmail_client import GmailClient
+from server.models import GetMessageInput, SearchMessagesInput
+from server.observability import Metrics
+from server.query import compose_query
+from server.tests.reliability_support import CATEGORIES, GET, SEARCH, tally
+from server.tools import TOOLS, ToolContext
+
+DISPATCH_EXAMPLES = 900  # per tool; each example is several cases (see variants)  # per tool
+SESSION_EXAMPLES = 400
+LABEL_EXAMPLES = 1_000
+BASE = settings(deadline=None, database=None, suppress_health_check=list(HealthCheck), print_blob=True)
+SCHEMAS = {
+    name: jsonschema.Draft202012Validator(dispatch.tool_definition(spec).output_schema) for name, spec in TOOLS.items()
+}
+INPUTS = {SEARCH: SearchMessagesInput, GET: GetMessageInput}
+
+
+# -- an in-memory Gmail: answers any valid call at once ------------------------------------------------------------
+
+
+def _headers(message_id: str) -> list[dict[str, str]]:
+    return [
+        {"name": "From", "value": f'"Zoë Ünïcødé" <zoe+{message_id}@exämple.com>'},
+        {"name": "To", "value": "me@example.com, =?utf-8?q?B=C3=A9a?= <bea@example.org>"},
+        {"name": "Subject", "value": f"=?utf-8?b?{'5pel5pys6Kqe'}?= report {message_id}"},
+        {"name": "Date", "value": "Tue, 3 Nov 2026 09:15:00 +0100"},
+    ]
+
+
+class InMemoryGmail:
+    """The `GmailApi` protocol without HTTP: ids starting with "0" are missing, like a mistyped id."""
+
+    def list_messages(self, *, query: str, max_results: int, page_token: str | None = None, **_: Any) -> dict:
+        count = min(max_results, 7)
+        start = 0 if page_token is None else 7
+        messages = [{"id": f"m{start + n:015d}", "threadId": f"t{start + n}"} for n in range(count)]
+        return {"messages": messages, "nextPageToken": None if page_token else "page2", "resultSizeEstimate": 14}
+
+    def get_messages_metadata(self, message_ids: Any, *, headers: Any, fields: Any = None) -> dict:
+        answers: dict[str, Any] = {}
+        for n, message_id in enumerate(message_ids):
+            if n == 3:
+                answers[message_id] = NotFoundError("gone")  # one enrichment failure per page: degraded item
+            else:
+                answers[message_id] = {
+                    "id": message_id,
+                    "threadId": "t" + message_id,
+                    "snippet": "Caf&eacute; &amp; more",
+                    "internalDate": "1793693700000",
+                    "payload": {"headers": _headers(message_id)},
+                }
+        return answers
+
+    def get_message(self, message_id: str, *, fmt: str = "full", metadata_headers: Any = None) -> dict:
+        if message_id.startswith("0"):
+            raise NotFoundError("No message with that id exists in this mailbox.")
+        resource: dict[str, Any] = {"id": message_id, "threadId": "t1", "labelIds": ["INBOX"], "snippet": "hi"}
+        payload: dict[str, Any] = {"mimeType": "multipart/mixed", "headers": _headers(message_id)}
+        if fmt == "full":
+            text = ("Ligne accentuée, 日本語, emoji 🎉.\n> quoted reply\n" * 400).encode()
+            payload["parts"] = [
+                {"partId": "0", "mimeType": "text/plain", "body": {"size": len(text), "data": _b64(text)}},
+                {"partId": "1", "mimeType": "text/html", "body": {"size": 20, "data": _b64(b"<p>Hi <b>there</b></p>")}},
+                {
+                    "partId": "2",
+                    "mimeType": "application/pdf",
+                    "filename": "r\u00e9sum\u00e9.pdf",
+                    "body": {"size": 1234, "attachmentId": "ATT1"},
+                },
+            ]
+        resource["payload"] = payload
+        return resource
+
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+# -- strategies ----------------------------------------------------------------------------------------------------
+# Cheap on purpose: hypothesis spends ~0.3 ms per example plus a little per draw, so hostile values come from a
+# curated pool (one draw) mixed with generated ones, and every example is multiplied into its field knock-outs.
+
+HOSTILE: list[Any] = [
+    None, True, False, 0, -1, 1, 51, 2**31, 2**63, -(2**63), 2**100, 1.5, -0.0, 1e308,
+    "", " ", "\x00", "\u202e\u200b", "💥" * 3, "\n\r\t", "null", "true", "10", "-5", "[1]", "{}",
+    "a" * 2_001, "é" * 100_000, "x" * 1_000_000, "in:inbox\x00", "from:a\nlabel:b",
+    [], [None], ["INBOX"], [1, 2], [[[[[]]]]], ["a" * 101], ["ok"] * 21, {}, {"a": 1}, {"$ref": "#/x"},
+    {"query": "nested"},
+]  # fmt: skip
+NON_FINITE = [float("nan"), float("inf"), float("-inf")]
+SIZES = st.sampled_from([0, 1, 127, 1_999, 2_000, 2_001, 100_000, 1_000_000])
+huge_text = st.builds(lambda ch, n: ch * n, st.sampled_from(["a", "é", "日", "💥", "\x00", " ", "\u202e"]), SIZES)
+any_text = st.one_of(st.text(max_size=40), st.text(alphabet=st.characters(max_codepoint=0x1F), max_size=8), huge_text)
+numbers = st.one_of(
+    st.integers(-5, 60),
+    st.integers(),
+    st.sampled_from([36_500, 36_501, 200, 199, 200_000, 200_001]),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.from_regex(r"\A-?[0-9]{1,25}\Z"),
+)
+
+
+def tool_arguments(*, finite: bool) -> st.SearchStrategy[Any]:
+    hostile = st.sampled_from(HOSTILE if finite else HOSTILE + NON_FINITE)
+    label = st.one_of(st.sampled_from(["INBOX", "STARRED", "Project Phoenix", "a:b", '"x"', "-spam", ""]), any_text)
+    search = st.fixed_dictionaries(
+        {},
+        optional={
+            "query": st.one_of(st.sampled_from(["in:inbox", "from:alice", "", "   "]), any_text, hostile),
+            "max_results": st.one_of(numbers, hostile),
+            "newer_than_days": st.one_of(numbers, hostile),
+            "label_ids": st.one_of(st.lists(label, max_size=22), hostile),
+            "page_token": st.one_of(st.just("page2"), any_text, hostile),
+        },
+    )
+    get = st.fixed_dictionaries(
+        {},
+        optional={
+            "message_id": st.one_of(st.from_regex(r"\A[0-9a-f]{16}\Z"), st.just("0" * 16), any_text, hostile),
+            "format": st.one_of(st.sampled_from(["full", "metadata", "raw", "minimal", "FULL"]), hostile),
+            "max_body_chars": st.one_of(numbers, hostile),
+            "offset": st.one_of(numbers, hostile),
+            "include_html": st.one_of(st.booleans(), hostile),
+            "strip_quoted": st.one_of(st.booleans(), hostile),
+        },
+    )
+    free_form = st.dictionaries(st.one_of(st.sampled_from(["maxResults", "q", "id"]), st.text(max_size=8)), hostile)
+    return st.one_of(
+        plausible_search, plausible_get, search, get, free_form, st.none(), st.sampled_from([[], [1], "query", 7])
+    )
+
+
+# What a model would plausibly send: mostly valid, so the answering paths (Gmail calls, parsing, rendering,
+# outputSchema) get fuzzed as much as the refusing ones.
+plain_text = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=60)
+plausible_search = st.fixed_dictionaries(
+    {"query": st.one_of(st.sampled_from(["in:inbox", "from:alice subject:report", "is:unread", ""]), plain_text)},
+    optional={
+        "max_results": st.integers(1, 50),
+        "newer_than_days": st.integers(1, 36_500),
+        "label_ids": st.lists(
+            st.one_of(st.sampled_from(["INBOX", "STARRED", "Receipts/2024", "Project Phoenix"]), plain_text),
+            min_size=1,
+            max_size=4,
+        ),
+        "page_token": st.sampled_from(["page2", "CAEQAA"]),
+    },
+)
+plausible_get = st.fixed_dictionaries(
+    {"message_id": st.one_of(st.from_regex(r"\A[0-9a-f]{16}\Z"), st.sampled_from(["m000000000000001", "0" * 16]))},
+    optional={
+        "format": st.sampled_from(["full", "metadata"]),
+        "max_body_chars": st.integers(200, 200_000),
+        "offset": st.integers(0, 30_000),
+        "include_html": st.booleans(),
+        "strip_quoted": st.booleans(),
+    },
+)
+
+
+def variants(arguments: Any) -> list[Any]:
+    """The case itself, then each field missing, then an unknown field added (missing and extra fields)."""
+    if not isinstance(arguments, dict):
+        return [arguments]
+    knocked_out = [{k: v for k, v in arguments.items() if k != key} for key in arguments]
+    return [arguments, *knocked_out, {**arguments, "maxResults": 5}]
+
+
+# -- the property every answer must have ---------------------------------------------------------------------------
+
+
+def is_valid(tool: str, arguments: Any) -> bool:
+    try:
+        INPUTS[tool].model_validate(arguments or {})
+    except ValidationError:
+        return False
+    return isinstance(arguments, dict | None)
+
+
+def check_answer(tool: str, arguments: Any, result: Any) -> None:
+    text = result.content[0].text
+    assert isinstance(text, str) and len(text) < 1_000_000
+    if result.is_error:
+        error = result.structured_content["error"]
+        assert error["category"] in CATEGORIES and error["category"] != "internal_error", error
+        assert error["message"] and error["hint"] and len(error["message"]) < 5_000  # huge inputs are not echoed
+        assert text.startswith(f"Error ({error['category']}): ")
+        if not is_valid(tool, arguments):
+            assert error["category"] == "invalid_input", (arguments, error)
+    else:
+        assert is_valid(tool, arguments), arguments
+        SCHEMAS[tool].validate(result.structured_content)
+
+
+# -- fixtures ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def portal() -> Iterator[BlockingPortal]:
+    with start_blocking_portal("asyncio") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def memory_context() -> ToolContext:
+    return ToolContext(gmail=InMemoryGmail(), enrich_top_k=5, metrics=Metrics())  # type: ignore[arg-type]
+
+
+# -- the fuzz ------------------------------------------------------------------------------------------------------
+
+
+async def answer_all(context: ToolContext, tool: str, cases: list[Any]) -> list[Any]:
+    return [await dispatch.call_tool(context, tool, arguments) for arguments in cases]
+
+
+@pytest.mark.parametrize("tool", [SEARCH, GET])
+def test_dispatch_answers_every_argument_shape(portal, memory_context, tool):
+    cases = {"n": 0, "valid": 0}
+
+    @settings(BASE, max_examples=DISPATCH_EXAMPLES)
+    @given(arguments=tool_arguments(finite=False))
+    def one(arguments: Any) -> None:
+        batch = variants(arguments)
+        for case, result in zip(batch, portal.call(answer_all, memory_context, tool, batch), strict=True):
+            check_answer(tool, case, result)
+            cases["valid"] += not result.is_error
+        cases["n"] += len(batch)
+
+    one()
+    tally("fuzz_cases", cases["n"], layer="dispatch", tool=tool, answered_ok=cases["valid"])
+    assert cases["n"] >= DISPATCH_EXAMPLES and cases["valid"] > 0  # some cases got real answers
+
+
+@pytest.fixture(scope="module")
+def emulator_session(portal, gmail_emulator, tmp_path_factory) -> Iterator[Client]:
+    """A real MCP client session (in-process) -> the real Google client stack -> the session emulator."""
+    token = gmail_emulator.write_token(tmp_path_factory.mktemp("fuzz") / "token.json")
+    env = {
+        "GMAIL_API_ENDPOINT": gmail_emulator.url,
+        "GMAIL_TOKEN_URI": gmail_emulator.token_uri,
+        "GMAIL_TOKEN_PATH": str(token),
+        "GMAIL_MCP_QUOTA_UNITS_PER_S": "0",  # hundreds of calls in seconds: not a budget test
+    }
+    settings_ = load_settings(env=env, dotenv=False)
+    metrics = Metrics()
+    context = ToolContext(
+        gmail=GmailClient(settings_, TokenStore(settings_), metrics=metrics), enrich_top_k=3, metrics=metrics
+    )
+    with portal.wrap_async_context_manager(Client(dispatch.build_server(context), mode="legacy")) as client:
+        yield client
+
+
+def test_a_real_mcp_session_answers_every_argument_shape(portal, emulator_session, gmail_emulator):
+    known_ids = [message.id for message in gmail_emulator.store.messages[:5]]
+    cases = {"n": 0, "valid": 0}
+
+    async def answer_all_over_mcp(tool: str, batch: list[Any]) -> list[Any]:
+        return [await emulator_session.call_tool(tool, arguments) for arguments in batch]
+
+    @settings(BASE, max_examples=SESSION_EXAMPLES)
+    @given(
+        tool=st.sampled_from([SEARCH, GET]),
+        arguments=st.one_of(
+            tool_arguments(finite=True), st.builds(lambda i: {"message_id": i}, st.sampled_from(known_ids))
+        ),
+    )
+    def one(tool: str, arguments: Any) -> None:
+        # The MCP client itself refuses non-object arguments before sending; the dispatch fuzz covers those.
+        batch = [case for case in variants(arguments) if isinstance(case, dict | None)]
+        for case, result in zip(batch, portal.call(answer_all_over_mcp, tool, batch), strict=True):
+            check_answer(tool, case, result)
+            cases["valid"] += not result.is_error
+        cases["n"] += len(batch)
+
+    one()
+    tally("fuzz_cases", cases["n"], layer="mcp session + emulator", answered_ok=cases["valid"])
+    assert cases["n"] >= SESSION_EXAMPLES * 0.9 and cases["valid"] > 0
+    # After all that, the session still lists its tools.
+    assert len(portal.call(emulator_session.list_tools).tools) == 2
+
+
+_LABEL_TERM = re.compile(r'\Alabel:[^\s"(){}:]+\Z')
+
+
+def test_label_ids_cannot_smuggle_operators_into_the_query():
+    cases = {"n": 0, "accepted": 0}
+
+    @settings(BASE, max_examples=LABEL_EXAMPLES)
+    @given(
+        labels=st.lists(
+            st.one_of(st.text(min_size=1, max_size=30), st.sampled_from(["Project Phoenix", "a OR b"])),
+            min_size=1,
+            max_size=5,
+        )
+    )
+    def one(labels: list[str]) -> None:
+        cases["n"] += 1
+        try:
+            args = SearchMessagesInput.model_validate({"query": "", "label_ids": labels})
+        except ValidationError as exc:
+            assert all(e["loc"][0] == "label_ids" for e in exc.errors())
+            return
+        cases["accepted"] += 1
+        terms = compose_query(args.query, label_ids=args.label_ids).split(" ")
+        assert len(terms) == len(labels)  # one term per label: a label never becomes two terms
+        assert all(_LABEL_TERM.match(term) for term in terms), terms
+        assert not any(term.removeprefix("label:").startswith("-") for term in terms)
+
+    one()
+    tally("fuzz_cases", cases["n"], layer="label_ids")
+    assert cases["accepted"] > 0
+
+
+def test_newer_than_days_accepts_only_whole_days_in_range():
+    for good in (1, 7, "30", 36_500, 7.0):
+        assert SearchMessagesInput.model_validate({"query": "", "newer_than_days": good}).newer_than_days == int(good)
+    for bad in (0, -1, 36_501, 2**70, 1.5, True, "7d", "seven", [], {}):
+        with pytest.raises(ValidationError) as caught:
+            SearchMessagesInput.model_validate({"query": "in:inbox", "newer_than_days": bad})
+        assert [error["loc"][0] for error in caught.value.errors()] == ["newer_than_days"]
