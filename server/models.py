@@ -45,8 +45,10 @@ class SearchMessagesInput(_Input):
         ),
     )
     max_results: Count = Field(10, ge=1, le=MAX_RESULTS_LIMIT, description="How many messages to return (1-50).")
-    newer_than_days: Count | None = Field(
-        None, ge=1, le=36500, description="Only messages from the last N days (adds newer_than:Nd)."
+    # Bounds before the validator, inside the Annotated: placed after it, or on the union, pydantic still
+    # enforces them but writes `ge`/`le` (not JSON Schema) into the schema instead of minimum/maximum.
+    newer_than_days: Annotated[int, Field(ge=1, le=36500), BeforeValidator(_reject_bool)] | None = Field(
+        None, description="Only messages from the last N days (adds newer_than:Nd)."
     )
     label_ids: list[LabelName] | None = Field(
         None,
@@ -131,7 +133,7 @@ class SearchMessagesResult(_Output):
     query: str = Field(description="The Gmail query that was run (the filters folded in).")
     messages: list[SearchResultItem]
     result_count: int
-    next_page_token: str | None = Field(description="Pass as page_token to continue; null when there is no more.")
+    next_page_token: str | None = Field(None, description="Pass as page_token to continue; absent on the last page.")
     result_size_estimate: int | None = Field(None, description="Gmail's rough estimate of all matches.")
     enriched_count: int = Field(description="How many leading results carry sender/subject/date/snippet.")
     enrichment_failures: int = 0

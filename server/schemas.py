@@ -1,0 +1,74 @@
+"""Tool schemas for `tools/list`: pydantic's JSON Schema minus what costs context and tells a client nothing.
+
+Every conversation pays for the `tools/list` answer, so the generated schemas are compacted by rules that keep
+their meaning for the model and for validating clients:
+
+- `title` keywords go (pydantic derives them from the property names they sit under);
+- `anyOf: [X, {"type": "null"}]` becomes X: an optional argument is simply left out, and results never carry
+  nulls (the dispatcher serializes them with `exclude_none`), so `null` is never a value anyone sends;
+- `"default": null` goes, and output schemas lose every default (a result states its values);
+- `$ref`s are inlined and `$defs` dropped (each definition is used once, and some clients resolve no refs);
+- a property that admits null is never `required` (results leave such fields out when they are None).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+_NULL = {"type": "null"}
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The `inputSchema` of a tool whose arguments `model` validates."""
+    return _compact(model.model_json_schema(), keep_defaults=True)
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The `outputSchema` of a tool whose result is `model` dumped with `by_alias=True, exclude_none=True`."""
+    return _compact(model.model_json_schema(mode="serialization", by_alias=True), keep_defaults=False)
+
+
+def _compact(schema: dict[str, Any], *, keep_defaults: bool) -> dict[str, Any]:
+    definitions = schema.get("$defs", {})
+    compacted = _node(schema, definitions, keep_defaults)
+    compacted.pop("$defs", None)
+    return compacted
+
+
+def _node(node: Any, definitions: dict[str, Any], keep_defaults: bool) -> Any:
+    if isinstance(node, list):
+        return [_node(item, definitions, keep_defaults) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        siblings = {key: value for key, value in node.items() if key != "$ref"}
+        return _node({**definitions[ref.removeprefix("#/$defs/")], **siblings}, definitions, keep_defaults)
+    variants = node.get("anyOf")
+    if isinstance(variants, list) and len(variants) == 2 and _NULL in variants:
+        rest = {key: value for key, value in node.items() if key != "anyOf"}
+        (kept,) = [variant for variant in variants if variant != _NULL]
+        return _node({**kept, **rest}, definitions, keep_defaults)
+    out: dict[str, Any] = {}
+    nullable = {name for name, sub in (node.get("properties") or {}).items() if _admits_null(sub)}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "default" and (value is None or not keep_defaults):
+            continue
+        if key == "required" and isinstance(value, list) and nullable:
+            # A field that may be None is left out of a result, so it cannot be required.
+            out[key] = [name for name in value if name not in nullable]
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            # Property names are data here, never keywords: a property called "title" stays.
+            out[key] = {name: _node(sub, definitions, keep_defaults) for name, sub in value.items()}
+        else:
+            out[key] = _node(value, definitions, keep_defaults)
+    return out
+
+
+def _admits_null(schema: Any) -> bool:
+    return isinstance(schema, dict) and _NULL in (schema.get("anyOf") or ())

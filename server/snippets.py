@@ -1,0 +1,55 @@
+"""Gmail snippets made fit for a result line: invisible padding removed, whitespace collapsed, length capped.
+
+Newsletters pad their preheader with runs of zero-width and invisible characters ("&zwnj;&nbsp;" repeated) so
+mail apps show no body text after it; Gmail's snippet keeps them, and they cost the model bytes and tokens for
+nothing. Pure functions; the tools layer applies them to search results and to `gmail_get_message` snippets.
+"""
+
+from __future__ import annotations
+
+import re
+
+SNIPPET_CHARS = 120  # Gmail sends ~200; 120 tell what a message is about (gmail_get_message has it all)
+
+# Never visible in a one-line preview: zero-width space, word joiner, BOM, combining grapheme joiner, soft hyphen,
+# invisible operators, Hangul fillers and other padding characters mail templates use.
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u2060-\u2064\ufeff\u3164\uffa0]")
+# ZWNJ / ZWJ are real characters between letters (Persian, Indic scripts, emoji sequences), padding elsewhere.
+_JOINERS = re.compile("[\u200c\u200d]+")
+_SPACE = re.compile(r"\s+")  # str patterns: also NBSP, figure space (U+2007), ideographic space
+
+
+def _joiner(match: re.Match[str]) -> str:
+    """Keeps a single joiner between two visible characters; turns any other run into a space."""
+    text, start, end = match.string, match.start(), match.end()
+    if end - start > 1 or start == 0 or end == len(text):
+        return " "
+    return " " if text[start - 1].isspace() or text[end].isspace() else match.group()
+
+
+def clean_snippet(text: str | None, max_chars: int = SNIPPET_CHARS) -> str | None:
+    """A snippet without invisible padding, on one line, cut at a word boundary near `max_chars`.
+
+    Args:
+        text: The snippet, HTML entities already unescaped.
+        max_chars: Longest result before the ellipsis.
+
+    Returns:
+        The cleaned snippet, or None when nothing visible is left.
+
+    >>> clean_snippet("Rust lands. \\u200c\\u00a0\\u200c\\u00a0\\u200c The Weekly Byte")
+    'Rust lands. The Weekly Byte'
+    """
+    if not text:
+        return None
+    text = _INVISIBLE.sub("", text)
+    if "\u200c" in text or "\u200d" in text:
+        text = _JOINERS.sub(_joiner, text)
+    text = _SPACE.sub(" ", text).strip()
+    if len(text) > max_chars:
+        cut = text[:max_chars]
+        word_end = cut.rfind(" ")
+        if word_end > max_chars * 3 // 4:  # scripts without spaces (CJK) are cut mid-run instead
+            cut = cut[:word_end]
+        text = cut.rstrip(" ,;:.-") + "…"
+    return text or None

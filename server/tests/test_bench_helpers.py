@@ -1,0 +1,32 @@
+"""The benchmark's bookkeeping (pure functions): round trips from the emulator log, percentiles, request shapes.
+
+No timing is asserted anywhere; these only pin how bench/search_bench.py counts.
+"""
+
+from __future__ import annotations
+
+from bench.harness import describe_requests, percentile, round_trips
+
+
+def entry(path: str, start: float, duration_ms: float, batch_parts: int | None = None) -> dict:
+    return {"path": path, "started_at": start, "duration_ms": duration_ms, "batch_parts": batch_parts}
+
+
+def test_overlapping_requests_are_one_round_trip_sequential_ones_are_not():
+    sequential = [entry("/gmail/v1/users/me/messages", 0.0, 100), entry("/batch/gmail/v1", 0.101, 100, 10)]
+    parallel = [entry(f"/gmail/v1/users/me/messages/{n}", 0.001 * n, 100) for n in range(10)]
+    assert round_trips(sequential) == 2
+    assert round_trips(parallel) == 1
+    assert round_trips([*sequential, entry("/gmail/v1/users/me/messages/x", 0.05, 10)]) == 2
+    assert round_trips([]) == 0
+
+
+def test_request_shapes_read_like_the_table():
+    gets = [entry(f"/gmail/v1/users/me/messages/{n}", n, 1) for n in range(10)]
+    assert describe_requests([entry("/gmail/v1/users/me/messages", 0, 1), *gets]) == "list + 10 x get"
+    assert describe_requests([entry("/token", 0, 1), entry("/batch/gmail/v1", 1, 1, 10)]) == "token + batch(10)"
+
+
+def test_nearest_rank_percentiles():
+    values = list(range(1, 21))
+    assert percentile(values, 0.95) == 19 and percentile(values, 0.5) == 10 and percentile([7.0], 0.95) == 7.0
