@@ -8,7 +8,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 MAX_RESULTS_LIMIT = 50
 DEFAULT_MAX_BODY_CHARS = 20_000
@@ -133,12 +142,20 @@ class SearchMessagesResult(_Output):
     query: str = Field(description="The Gmail query that was run (the filters folded in).")
     messages: list[SearchResultItem]
     result_count: int
-    next_page_token: str | None = Field(None, description="Pass as page_token to continue; absent on the last page.")
+    next_page_token: str | None = Field(description="Pass as page_token to continue; null on the last page.")
     result_size_estimate: int | None = Field(None, description="Gmail's rough estimate of all matches.")
     enriched_count: int = Field(description="How many leading results carry sender/subject/date/snippet.")
     enrichment_failures: int = 0
     pages_fetched: int
     hint: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _cursor_always_present(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        # Nulls are dropped from results to save context, but "no more pages" is worth saying explicitly.
+        # No return annotation on purpose: pydantic would take it as the serialization schema (outputSchema).
+        data = handler(self)
+        data.setdefault("next_page_token", None)
+        return data
 
 
 class MessageHeaders(_Output):

@@ -8,7 +8,8 @@ their meaning for the model and for validating clients:
   nulls (the dispatcher serializes them with `exclude_none`), so `null` is never a value anyone sends;
 - `"default": null` goes, and output schemas lose every default (a result states its values);
 - `$ref`s are inlined and `$defs` dropped (each definition is used once, and some clients resolve no refs);
-- a property that admits null is never `required` (results leave such fields out when they are None).
+- a property that admits null is never `required` (results leave such fields out when they are None), except a
+  field the model declares without a default: the model always sends it, null included (`next_page_token`).
 """
 
 from __future__ import annotations
@@ -37,11 +38,13 @@ def _compact(schema: dict[str, Any], *, keep_defaults: bool) -> dict[str, Any]:
     return compacted
 
 
-def _node(node: Any, definitions: dict[str, Any], keep_defaults: bool) -> Any:
+def _node(node: Any, definitions: dict[str, Any], keep_defaults: bool, keep_null: bool = False) -> Any:
     if isinstance(node, list):
         return [_node(item, definitions, keep_defaults) for item in node]
     if not isinstance(node, dict):
         return node
+    if keep_null:
+        return _nullable(_node(node, definitions, keep_defaults))
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         siblings = {key: value for key, value in node.items() if key != "$ref"}
@@ -52,7 +55,9 @@ def _node(node: Any, definitions: dict[str, Any], keep_defaults: bool) -> Any:
         (kept,) = [variant for variant in variants if variant != _NULL]
         return _node({**kept, **rest}, definitions, keep_defaults)
     out: dict[str, Any] = {}
+    required = set(node.get("required") or ()) if not keep_defaults else set()  # output schemas only
     nullable = {name for name, sub in (node.get("properties") or {}).items() if _admits_null(sub)}
+    always_sent = nullable & required
     for key, value in node.items():
         if key == "title" and isinstance(value, str):
             continue
@@ -60,14 +65,23 @@ def _node(node: Any, definitions: dict[str, Any], keep_defaults: bool) -> Any:
             continue
         if key == "required" and isinstance(value, list) and nullable:
             # A field that may be None is left out of a result, so it cannot be required.
-            out[key] = [name for name in value if name not in nullable]
+            out[key] = [name for name in value if name not in nullable or name in always_sent]
             continue
         if key in ("properties", "$defs") and isinstance(value, dict):
             # Property names are data here, never keywords: a property called "title" stays.
-            out[key] = {name: _node(sub, definitions, keep_defaults) for name, sub in value.items()}
+            out[key] = {
+                name: _node(sub, definitions, keep_defaults, keep_null=key == "properties" and name in always_sent)
+                for name, sub in value.items()
+            }
         else:
             out[key] = _node(value, definitions, keep_defaults)
     return out
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """The compacted schema of a field that is always sent and may be null."""
+    kind = schema.get("type")
+    return {**schema, "type": [kind, "null"]} if isinstance(kind, str) else {"anyOf": [schema, _NULL]}
 
 
 def _admits_null(schema: Any) -> bool:
