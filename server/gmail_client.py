@@ -179,7 +179,11 @@ class GmailClient:
     # -- one request, retried -----------------------------------------------------------------------------------
 
     def _call(self, endpoint: str, make_request: Callable[[_Session], Any], units: int = UNITS_GET) -> dict[str, Any]:
+        attempts = 0
+
         def attempt() -> dict[str, Any]:
+            nonlocal attempts
+            retry_count, attempts = attempts, attempts + 1
             self._quota.acquire(units)  # every attempt spends quota, retries included
             with self._session() as session:
                 started = time.perf_counter()
@@ -187,9 +191,9 @@ class GmailClient:
                     response = make_request(session).execute(num_retries=0)
                 except Exception as exc:
                     error = self._map_exception(exc, endpoint)
-                    self._log_request(endpoint, started, error)
+                    self._log_request(endpoint, started, error, retry_count=retry_count)
                     raise error from exc
-            self._log_request(endpoint, started)
+            self._log_request(endpoint, started, retry_count=retry_count)
             return response
 
         return run_with_retries(attempt, policy=self._policy, sleep=self._sleep, on_retry=self._on_retry(endpoint))
@@ -228,47 +232,48 @@ class GmailClient:
         self, message_ids: list[str], headers: Sequence[str], fields: str | None
     ) -> dict[str, dict[str, Any] | GmailError]:
         results: dict[str, dict[str, Any] | GmailError] = {}
-        pending, retries_done = message_ids, 0
-        while pending:
+        pending, retries_done, requests_sent = message_ids, 0, 0
+
+        def send_once(ids: list[str]) -> dict[str, dict[str, Any] | GmailError]:
+            nonlocal requests_sent
+            retry_count, requests_sent = requests_sent, requests_sent + 1
+            return self._metadata_batch_once(ids, headers, fields, retry_count=retry_count)
+
+        while True:
             outcome = run_with_retries(
-                lambda ids=pending: self._metadata_batch_once(ids, headers, fields),  # type: ignore[misc]
+                lambda ids=pending: send_once(ids),
                 policy=self._policy,
                 sleep=self._sleep,
                 on_retry=self._on_retry("batch"),
             )
-            waits = []
+            retry_ids, waits = [], []
             for message_id in pending:
-                result = outcome[message_id]
-                results[message_id] = result
+                result = results[message_id] = outcome[message_id]
                 if isinstance(result, GmailError):
                     result.retry_count = retries_done
                     delay = self._policy.delay_for(result, retries_done)
                     if delay is not None:
+                        retry_ids.append(message_id)
                         waits.append(delay)
-            pending = [
-                mid
-                for mid in pending
-                if isinstance(results[mid], GmailError)
-                and self._policy.delay_for(results[mid], retries_done) is not None
-            ]  # type: ignore[arg-type]
-            if pending:
-                retries_done += 1
-                log.warning(
-                    "retrying failed batch parts",
-                    extra={"endpoint": "messages.get(batch)", "parts": len(pending), "retry_count": retries_done},
-                )
-                self._sleep(max(waits))
-        return results
+            if not retry_ids:
+                return results
+            retries_done += 1
+            log.warning(
+                "retrying failed batch parts",
+                extra={"endpoint": "messages.get(batch)", "parts": len(retry_ids), "retry_count": retries_done},
+            )
+            self._sleep(max(waits))
+            pending = retry_ids
 
     def _metadata_batch_once(
-        self, message_ids: list[str], headers: Sequence[str], fields: str | None
+        self, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
     ) -> dict[str, dict[str, Any] | GmailError]:
         self._quota.acquire(UNITS_GET * len(message_ids))  # each part of a batch costs its own units
         with self._session() as session:
-            return self._metadata_batch_on(session, message_ids, headers, fields)
+            return self._metadata_batch_on(session, message_ids, headers, fields, retry_count=retry_count)
 
     def _metadata_batch_on(
-        self, session: _Session, message_ids: list[str], headers: Sequence[str], fields: str | None
+        self, session: _Session, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
     ) -> dict[str, dict[str, Any] | GmailError]:
         from server.lean_batch import LeanBatchHttpRequest  # BatchHttpRequest minus the email package's CPU
 
@@ -297,13 +302,15 @@ class GmailClient:
             batch.execute(http=session.http)
         except Exception as exc:
             error = self._map_exception(exc, "batch")
-            self._log_request("messages.get(batch)", started, error, parts=len(message_ids))
+            self._log_request("messages.get(batch)", started, error, parts=len(message_ids), retry_count=retry_count)
             raise error from exc
         failed = [result for result in outcome.values() if isinstance(result, GmailError)]
         for error in failed:
             if isinstance(error, RateLimitedError):
                 self._metrics.record_rate_limited()
-        self._log_request("messages.get(batch)", started, parts=len(message_ids), failed_parts=len(failed))
+        self._log_request(
+            "messages.get(batch)", started, parts=len(message_ids), failed_parts=len(failed), retry_count=retry_count
+        )
         for message_id in message_ids:  # a part the server never answered counts as a transient failure
             outcome.setdefault(message_id, TransientError("Gmail's batch answer had no part for this message."))
         return outcome

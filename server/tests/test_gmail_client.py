@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from server.errors import (
@@ -169,3 +171,23 @@ def test_configured_endpoint_moves_requests_and_batches():
     fake = FakeGmail([metadata_batch(["a"])], settings=settings)
     fake.client.get_messages_metadata(["a"], headers=["From"])
     assert fake.uris == ["http://127.0.0.1:9/batch/gmail/v1"]
+
+
+def test_each_gmail_request_is_logged_with_status_and_retry_count(caplog):
+    caplog.set_level(logging.INFO, logger="gmail_mcp")
+    fake = FakeGmail([gmail_error(503, "backendError", "Backend Error"), PROFILE])
+    fake.client.get_profile()
+    lines = [(r.endpoint, r.gmail_api_status, r.retry_count) for r in caplog.records if r.msg == "gmail request"]
+    assert lines == [("users.getProfile", 503, 0), ("users.getProfile", 200, 1)]
+
+
+def test_batch_part_retries_are_logged_with_their_retry_count(caplog):
+    from server.tests.fake_gmail import metadata_batch
+
+    caplog.set_level(logging.INFO, logger="gmail_mcp")
+    flaky = {"b": (503, "backendError", "Backend Error")}
+    fake = FakeGmail([metadata_batch(["a", "b"], flaky), metadata_batch(["b"])])
+    results = fake.client.get_messages_metadata(["a", "b"], headers=["From"])
+    assert all(isinstance(value, dict) for value in results.values()) and fake.sleeps == [1.0]
+    batches = [(r.parts, r.failed_parts, r.retry_count) for r in caplog.records if r.msg == "gmail request"]
+    assert batches == [(2, 1, 0), (1, 0, 1)]
