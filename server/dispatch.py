@@ -61,11 +61,19 @@ def describe_validation_error(exc: ValidationError, spec: ToolSpec) -> InvalidIn
     )
 
 
+ERROR_META_KEY = "gmail-mcp/error"
+
+
 def error_result(error: GmailError) -> types.CallToolResult:
+    """An `isError` result: the category, message and hint as text for the model, and as data in `_meta`.
+
+    Not as structuredContent: clients validate that against the tool's outputSchema even on errors (the
+    TypeScript SDK, and so the MCP Inspector, rejects the whole answer), and an error is not a search result.
+    """
     text = f"Error ({error.code}): {error.message}\nHint: {error.hint}"
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
-        structured_content={"error": error.to_dict()},
+        meta={ERROR_META_KEY: error.to_dict()},
         is_error=True,
     )
 
@@ -97,7 +105,7 @@ async def call_tool(ctx: ToolContext, name: str, arguments: dict[str, Any] | Non
         log.exception("tool crashed", extra={"request_id": request_id, "tool": name})
         answer = error_result(InternalError(f"{name} failed unexpectedly (request {request_id})."))
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
-    category = answer.structured_content["error"]["category"] if answer.is_error else None
+    category = answer.meta[ERROR_META_KEY]["category"] if answer.is_error and answer.meta else None
     ctx.metrics.record_call(name, ok=not answer.is_error, latency_ms=latency_ms, category=category)
     log_fields: dict[str, Any] = {"request_id": request_id, "tool": name, "latency_ms": latency_ms}
     if category:

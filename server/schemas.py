@@ -79,9 +79,14 @@ def _node(node: Any, definitions: dict[str, Any], keep_defaults: bool, keep_null
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """The compacted schema of a field that is always sent and may be null."""
-    kind = schema.get("type")
-    return {**schema, "type": [kind, "null"]} if isinstance(kind, str) else {"anyOf": [schema, _NULL]}
+    """The compacted schema of a field that is always sent and may be null.
+
+    Spelled `anyOf` with one type per branch, not `"type": [X, "null"]`: clients that map tool schemas onto a
+    single-type dialect reject the array form (the MCP Inspector's --strict check flags it).
+    """
+    annotations = {key: schema[key] for key in ("description",) if key in schema}
+    branch = {key: value for key, value in schema.items() if key not in annotations}
+    return {"anyOf": [branch, _NULL], **annotations}
 
 
 def _admits_null(schema: Any) -> bool:

@@ -84,7 +84,7 @@ def result_text(result: Any) -> str:
 
 def error_of(result: Any) -> dict[str, Any]:
     assert result.is_error, f"expected an error result, got: {result_text(result)[:500]}"
-    error = result.structured_content["error"]
+    error = result.meta["gmail-mcp/error"]
     assert error["category"] in CATEGORIES and error["message"] and error["hint"]
     return error
 

@@ -73,7 +73,7 @@ async def test_search_page_and_read_over_stdio(emulator, tmp_path, mode):
     assert all(m.get("subject") and m.get("from_email") for m in ten.structured_content["messages"])
     assert read.is_error is False and read.structured_content["headers"]["subject"] == newest["subject"]
     assert read.structured_content["body_text"]
-    assert missing.is_error and missing.structured_content["error"]["category"] == "not_found"
+    assert missing.is_error and missing.meta["gmail-mcp/error"]["category"] == "not_found"
     for line in (tmp_path / "stderr.log").read_text().splitlines():
         json.loads(line)  # every stderr line is a JSON log record
 
@@ -87,8 +87,8 @@ async def test_server_recovers_when_a_token_appears(emulator, tmp_path, mode):
             before = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 1})
             emulator.write_token(token_path)
             after = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 1})
-    assert before.is_error and before.structured_content["error"]["category"] == "auth_error"
-    assert "auth_cli.py" in before.structured_content["error"]["hint"]
+    assert before.is_error and before.meta["gmail-mcp/error"]["category"] == "auth_error"
+    assert "auth_cli.py" in before.meta["gmail-mcp/error"]["hint"]
     assert after.is_error is False and after.structured_content["result_count"] == 1
 
 

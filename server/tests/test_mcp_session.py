@@ -60,9 +60,11 @@ async def test_invalid_arguments_are_tool_errors_the_model_can_fix(mode):
         too_many = await client.call_tool("gmail_search_messages", {"query": "is:unread", "max_results": 500})
         nothing = await client.call_tool("gmail_search_messages", {"query": ""})
     for result in (too_many, nothing):
-        assert result.is_error is True and result.structured_content["error"]["category"] == "invalid_input"
-    assert "max_results: Input should be less than or equal to 50" in too_many.structured_content["error"]["message"]
-    assert "in:inbox" in nothing.structured_content["error"]["message"]
+        assert result.is_error is True and result.meta["gmail-mcp/error"]["category"] == "invalid_input"
+        # Errors carry no structuredContent: strict clients validate it against the outputSchema even on errors.
+        assert result.structured_content is None
+    assert "max_results: Input should be less than or equal to 50" in too_many.meta["gmail-mcp/error"]["message"]
+    assert "in:inbox" in nothing.meta["gmail-mcp/error"]["message"]
     assert "Accepted arguments: query, max_results" in nothing.content[0].text
     assert fake.uris == []  # validated before any Gmail call
 
@@ -73,7 +75,7 @@ async def test_gmail_failures_are_tool_errors_with_category_and_hint(mode):
     async with connect(fake, mode) as client:
         result = await client.call_tool("gmail_get_message", {"message_id": "18c0ffee00000001"})
         assert result.is_error is True
-        assert result.structured_content["error"]["category"] == "not_found"
+        assert result.meta["gmail-mcp/error"]["category"] == "not_found"
         assert "Hint: Check the message_id" in result.content[0].text
         again = await client.call_tool("gmail_search_messages", {"query": "x"})  # the server keeps serving
     assert again.is_error is True
@@ -95,8 +97,8 @@ async def test_missing_token_is_an_auth_error_result(tmp_path):
     fake = FakeGmail([], settings=settings, credentials=TokenStore(settings))
     async with connect(fake, "legacy") as client:
         result = await client.call_tool("gmail_search_messages", {"query": "in:inbox"})
-    assert result.structured_content["error"]["category"] == "auth_error"
-    assert "auth_cli.py" in result.structured_content["error"]["hint"]
+    assert result.meta["gmail-mcp/error"]["category"] == "auth_error"
+    assert "auth_cli.py" in result.meta["gmail-mcp/error"]["hint"]
 
 
 async def test_a_bug_becomes_an_internal_error_result_not_a_crash():
@@ -108,6 +110,6 @@ async def test_a_bug_becomes_an_internal_error_result_not_a_crash():
     fake.client.list_messages = broken
     async with connect(fake, "legacy") as client:
         result = await client.call_tool("gmail_search_messages", {"query": "x"})
-        assert result.structured_content["error"]["category"] == "internal_error"
+        assert result.meta["gmail-mcp/error"]["category"] == "internal_error"
         assert "boom" not in result.content[0].text  # internals stay in the log
         assert len((await client.list_tools()).tools) == 2

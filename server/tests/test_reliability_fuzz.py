@@ -211,7 +211,7 @@ def check_answer(tool: str, arguments: Any, result: Any) -> None:
     text = result.content[0].text
     assert isinstance(text, str) and len(text) < 1_000_000
     if result.is_error:
-        error = result.structured_content["error"]
+        error = result.meta["gmail-mcp/error"]
         assert error["category"] in CATEGORIES and error["category"] != "internal_error", error
         assert error["message"] and error["hint"] and len(error["message"]) < 5_000  # huge inputs are not echoed
         assert text.startswith(f"Error ({error['category']}): ")
