@@ -14,6 +14,8 @@ import logging
 import os
 import signal
 import sys
+import threading
+from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from typing import Any, NoReturn
 
@@ -57,11 +59,15 @@ def serve(settings: Settings) -> int:
     report_token_state(settings)
 
     async def run() -> None:
-        async with (
-            stdio_server() as (read_stream, write_stream),
-            answer_malformed_lines(read_stream, write_stream) as messages,
-        ):
-            await server.run(messages, write_stream, server.create_initialization_options())
+        async with anyio.create_task_group() as tasks:
+            if os.name == "posix":
+                tasks.start_soon(_cancel_on_sigterm, tasks.cancel_scope, lambda: _force_exit(metrics))
+            async with (
+                stdio_server() as (read_stream, write_stream),
+                answer_malformed_lines(read_stream, write_stream) as messages,
+            ):
+                await server.run(messages, write_stream, server.create_initialization_options())
+            tasks.cancel_scope.cancel()  # the client closed stdin: stop watching for signals too
 
     log.info("gmail MCP server ready", extra={"version": __version__, "endpoint": settings.endpoint})
     try:
@@ -73,9 +79,38 @@ def serve(settings: Settings) -> int:
     return 0
 
 
+SHUTDOWN_GRACE_S = 1.0
+
+
+async def _cancel_on_sigterm(scope: Any, force_exit: Callable[[], None]) -> None:
+    """SIGTERM (how desktop clients stop a server) cancels the server's task group: a clean unwind, so the
+    metrics summary is written. A signal handler that raised instead could fire inside any task and escape as
+    an exception group, ending the process with a traceback. The unwind can wait on a worker thread that cannot
+    be interrupted (stdin still open, a Gmail call in flight), so a timer ends the process after a short grace."""
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _signum in signals:
+            log.info("SIGTERM received: shutting down")
+            timer = threading.Timer(SHUTDOWN_GRACE_S, force_exit)
+            timer.daemon = True
+            timer.start()
+            scope.cancel()
+            return
+
+
+def _force_exit(metrics: Metrics) -> None:
+    log.info("metrics summary", extra={"metrics": metrics.summary()})
+    exit_now(0)
+
+
 def _stop_on_sigterm() -> None:
+    """Until the event loop watches for SIGTERM itself (start-up; always on Windows), SIGTERM exits at once with
+    status 0, like the normal shutdown, instead of the default death by signal. It exits rather than raising:
+    an exception thrown into whatever runs at that moment (an import, a C extension) can surface as a crash."""
+
     def handler(_signum: int, _frame: Any) -> None:
-        raise KeyboardInterrupt  # unwinds the event loop so the metrics summary is still written
+        exit_now(0)
 
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, handler)
