@@ -8,6 +8,7 @@ once instead of being masked by a cached token.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import tempfile
@@ -58,7 +59,9 @@ def describe_refresh_failure(exc: Exception) -> GmailError:
             )
         if getattr(exc, "retryable", False):
             return TransientError("Google's token endpoint failed temporarily while refreshing the access token.")
-        return AuthError(f"Refreshing the access token failed: {_first_line(text)}")
+        # Only the library's own first line: later arguments may hold the token endpoint's raw answer.
+        reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "unknown error"
+        return AuthError(f"Refreshing the access token failed: {_first_line(reason)}")
     return TransientError(
         "Could not reach Google's token endpoint to refresh the access token (network problem).",
         hint="Check the internet connection (or proxy), then retry.",
@@ -111,6 +114,8 @@ class TokenStore:
         self._lock = threading.Lock()
         self._stamp: _FileStamp | None = None
         self._credentials: Any = None
+        self._refreshes_finished = 0
+        self._last_refresh_error: GmailError | None = None
 
     @property
     def path(self) -> Path:
@@ -118,14 +123,28 @@ class TokenStore:
 
     def get(self) -> Any:
         """Returns valid `google.oauth2.credentials.Credentials`, refreshing them if expired; raises AuthError."""
+        finished_seen = self._refreshes_finished  # read before queueing for the lock
         with self._lock:
             stamp = self._stat()
             if stamp != self._stamp or self._credentials is None:
                 self._credentials = None
                 self._credentials = self._load()
                 self._stamp = stamp
+                self._last_refresh_error = None
             if not self._credentials.valid:
-                self._refresh(self._credentials)
+                if self._refreshes_finished != finished_seen and self._last_refresh_error is not None:
+                    # Single flight: a refresh failed while this call waited for the lock; share its outcome
+                    # instead of queueing one more slow attempt behind it.
+                    raise copy.copy(self._last_refresh_error)
+                try:
+                    self._refresh(self._credentials)
+                except GmailError as error:
+                    self._last_refresh_error = error
+                    raise
+                else:
+                    self._last_refresh_error = None
+                finally:
+                    self._refreshes_finished += 1
             return self._credentials
 
     def _stat(self) -> _FileStamp:
@@ -169,6 +188,12 @@ class TokenStore:
             credentials.refresh(single_attempt_request(http))
         except (google_exceptions.RefreshError, google_exceptions.TransportError, OSError) as exc:
             raise describe_refresh_failure(exc) from None
+        except (TypeError, ValueError, KeyError):  # an answer that is not an OAuth response (a proxy's page)
+            raise TransientError(
+                "Google's token endpoint answered with something that is not an OAuth response (a proxy or captive "
+                "portal in between?).",
+                hint="Check the network in a browser (log in to the Wi-Fi or VPN if asked), then retry.",
+            ) from None
         log.info(
             "access token refreshed", extra={"expires": credentials.expiry.isoformat() if credentials.expiry else None}
         )

@@ -61,6 +61,9 @@ class CredentialSource(Protocol):
     def get(self) -> Any: ...
 
 
+_BUILD_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=1)
 def _gmail_discovery() -> dict[str, Any]:
     from googleapiclient.discovery_cache import get_static_doc
@@ -88,9 +91,10 @@ class _Session:
         self.http = AuthorizedHttp(credentials, http=http)
         # Its refresh-after-401 must not run google-auth's own sleeping retry loop either (see auth.py).
         self.http._request = single_attempt_request(http)
-        self.service = build_from_document(
-            _gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}
-        )
+        with _BUILD_LOCK:  # build_from_document adds keys to the shared, cached discovery document as it goes
+            self.service = build_from_document(
+                _gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}
+            )
         self.users = self.service.users()
         self.messages = self.users.messages()
         self.broken = False  # set after a network failure: the connection is not handed out again
@@ -189,6 +193,8 @@ class GmailClient:
                 started = time.perf_counter()
                 try:
                     response = make_request(session).execute(num_retries=0)
+                    if not isinstance(response, dict):  # an HTML page from a proxy or captive portal, say
+                        raise _not_json(endpoint)
                 except Exception as exc:
                     error = self._map_exception(exc, endpoint)
                     self._log_request(endpoint, started, error, retry_count=retry_count)
@@ -240,12 +246,16 @@ class GmailClient:
             return self._metadata_batch_once(ids, headers, fields, retry_count=retry_count)
 
         while True:
-            outcome = run_with_retries(
-                lambda ids=pending: send_once(ids),
-                policy=self._policy,
-                sleep=self._sleep,
-                on_retry=self._on_retry("batch"),
-            )
+            try:
+                outcome = run_with_retries(
+                    lambda ids=pending: send_once(ids),
+                    policy=self._policy,
+                    sleep=self._sleep,
+                    on_retry=self._on_retry("batch"),
+                )
+            except GmailError as error:  # the whole batch failed, retries included: these messages lose their
+                results.update(dict.fromkeys(pending, error))  # details, the search goes on
+                return results
             retry_ids, waits = [], []
             for message_id in pending:
                 result = results[message_id] = outcome[message_id]
@@ -275,17 +285,23 @@ class GmailClient:
     def _metadata_batch_on(
         self, session: _Session, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
     ) -> dict[str, dict[str, Any] | GmailError]:
-        from server.lean_batch import LeanBatchHttpRequest  # BatchHttpRequest minus the email package's CPU
+        from server.lean_batch import LeanBatchHttpRequest, is_compatible  # BatchHttpRequest minus email's CPU
 
         outcome: dict[str, dict[str, Any] | GmailError] = {}
 
         def collect(request_id: str, response: Any, exception: Exception | None) -> None:
             if exception is None:
-                outcome[request_id] = response
+                outcome[request_id] = response if isinstance(response, dict) else _not_json("messages.get(batch)")
             else:
                 outcome[request_id] = self._map_exception(exception, "messages.get(metadata)")
 
-        batch = LeanBatchHttpRequest(callback=collect, batch_uri=f"{self._settings.endpoint}/batch/gmail/v1")
+        batch_uri = f"{self._settings.endpoint}/batch/gmail/v1"
+        if is_compatible():
+            batch = LeanBatchHttpRequest(callback=collect, batch_uri=batch_uri, refresh_request=session.http._request)
+        else:  # a googleapiclient whose internals changed: the library's own batch, same wire format
+            from googleapiclient.http import BatchHttpRequest
+
+            batch = BatchHttpRequest(callback=collect, batch_uri=batch_uri)
         messages = session.messages
         for message_id in message_ids:
             params: dict[str, Any] = {
@@ -352,6 +368,10 @@ class GmailClient:
 
         if isinstance(exc, GmailError):
             return exc
+        from googleapiclient.errors import BatchError
+
+        if isinstance(exc, BatchError):  # subclass of HttpError whose resp may be None: an unreadable batch answer
+            return TransientError(f"Gmail's batch answer could not be read ({endpoint}).")
         if isinstance(exc, HttpError):
             return map_http_error(exc, now=self._clock())
         if isinstance(exc, (google_auth_exceptions.RefreshError, google_auth_exceptions.TransportError)):
@@ -368,6 +388,14 @@ class GmailClient:
                 hint="Check the internet connection (or proxy/VPN), then retry.",
             )
         raise exc  # a bug, not a Gmail failure: the dispatcher reports it as internal_error
+
+
+def _not_json(endpoint: str) -> TransientError:
+    return TransientError(
+        f"Gmail's answer to {endpoint} was not JSON: something between this computer and Gmail (a proxy, a "
+        "captive portal, a VPN login page) answered instead.",
+        hint="Open a web page in a browser to check the network (log in to the Wi-Fi or VPN if asked), then retry.",
+    )
 
 
 def _error_payload(exc: HttpError) -> tuple[str, str | None, str | None]:

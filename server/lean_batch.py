@@ -46,11 +46,56 @@ def serialize_part(request: Any) -> str:
     return "\n".join(lines) + "\n\n" + request.body
 
 
+# The library internals this subclass relies on; `is_compatible()` checks them, so an upgrade that renames one
+# falls back to the plain BatchHttpRequest instead of failing at run time.
+_LIBRARY_HOOKS = (
+    "_execute",
+    "_serialize_request",
+    "_refresh_and_apply_credentials",
+    "_id_to_header",
+    "_header_to_id",
+    "_deserialize_response",
+)
+_INSTANCE_STATE = ("_responses", "_batch_uri", "_refreshed_credentials")
+MISSING_PART_BODY = b'{"error": {"code": 503, "message": "The batch answer had no part for this request."}}'
+
+
+def is_compatible() -> bool:
+    """True when the installed googleapiclient still has the internals this module overrides."""
+    if not all(callable(getattr(BatchHttpRequest, name, None)) for name in _LIBRARY_HOOKS):
+        return False
+    probe = BatchHttpRequest(batch_uri="http://127.0.0.1/batch")
+    return all(hasattr(probe, name) for name in _INSTANCE_STATE)
+
+
 class LeanBatchHttpRequest(BatchHttpRequest):  # type: ignore[misc]
-    """Same wire format, results and behaviour as `BatchHttpRequest`; it only builds and reads bodies faster."""
+    """Same wire format, results and behaviour as `BatchHttpRequest`; it only builds and reads bodies faster.
+
+    Two deliberate differences: a refresh after a 401 part goes through `refresh_request` (one attempt, the
+    client's timeout) instead of a fresh timeout-less `httplib2.Http()` and google-auth's sleeping retries; and a
+    part missing from the answer becomes a 503 for that part instead of a KeyError for the whole batch.
+    """
+
+    def __init__(self, *args: Any, refresh_request: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._refresh_request = refresh_request
 
     def _serialize_request(self, request: Any) -> str:
         return serialize_part(request)
+
+    def _refresh_and_apply_credentials(self, request: Any, http: Any) -> None:
+        if self._refresh_request is None:
+            super()._refresh_and_apply_credentials(request, http)
+            return
+        # The library's logic, with our refresh transport: each credentials object refreshes once per batch.
+        credentials = _auth.get_credentials_from_http(request.http) if request.http is not None else None
+        if credentials is None and http is not None:
+            credentials = _auth.get_credentials_from_http(http)
+        if credentials is not None and id(credentials) not in self._refreshed_credentials:
+            credentials.refresh(self._refresh_request)
+            self._refreshed_credentials[id(credentials)] = 1
+        if request.http is None:
+            _auth.apply_credentials(credentials, request.headers)
 
     def _execute(self, http: Any, order: list[str], requests: dict[str, Any]) -> None:
         boundary = "===============" + uuid.uuid4().hex + "=="
@@ -66,6 +111,8 @@ class LeanBatchHttpRequest(BatchHttpRequest):  # type: ignore[misc]
         if resp.status >= 300:
             raise HttpError(resp, content, uri=self._batch_uri)
         self._parse_answer(resp, content)
+        for request_id in order:  # the library would raise KeyError for the whole batch
+            self._responses.setdefault(request_id, (httplib2.Response({"status": "503"}), MISSING_PART_BODY))
 
     def _parse_answer(self, resp: Any, content: bytes) -> None:
         text = content.decode("utf-8")

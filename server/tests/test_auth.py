@@ -133,3 +133,38 @@ def test_read_token_info_accepts_broader_scopes(tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({**CLIENT, "scopes": "https://mail.google.com/"}))
     assert read_token_info(path)["client_id"] == CLIENT["client_id"]
+
+
+def test_concurrent_calls_share_one_failed_refresh_instead_of_queueing_their_own(settings):
+    import threading
+    import time
+
+    import httplib2
+
+    class SlowOutage:
+        """A token endpoint that takes a while to fail (a 503 after 0.2 s)."""
+
+        requests = 0
+
+        def request(self, *args, **kwargs):
+            SlowOutage.requests += 1
+            time.sleep(0.2)
+            return httplib2.Response({"status": "503"}), b'{"error": "backend"}'
+
+    write(settings, expired_token())
+    store = TokenStore(settings, http_factory=SlowOutage)
+    errors: list[Exception] = []
+
+    def call() -> None:
+        try:
+            store.get()
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=call) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert len(errors) == 5 and all(isinstance(error, TransientError) for error in errors)
+    assert SlowOutage.requests == 1

@@ -191,3 +191,60 @@ def test_batch_part_retries_are_logged_with_their_retry_count(caplog):
     assert all(isinstance(value, dict) for value in results.values()) and fake.sleeps == [1.0]
     batches = [(r.parts, r.failed_parts, r.retry_count) for r in caplog.records if r.msg == "gmail request"]
     assert batches == [(2, 1, 0), (1, 0, 1)]
+
+
+def test_a_failed_enrichment_batch_degrades_results_instead_of_failing_the_search():
+    from server.models import SearchMessagesInput
+    from server.tools import search_messages
+
+    outage = gmail_error(503, "backendError", "Backend Error")
+    fake = FakeGmail([list_page(["a", "b", "c"]), outage, outage, outage])
+    result = search_messages(fake.context(), SearchMessagesInput(query="in:inbox"))
+    assert [m.id for m in result.messages] == ["a", "b", "c"] and not any(m.subject for m in result.messages)
+    assert result.enrichment_failures == 3 and fake.sleeps == [1.0, 2.0]
+
+
+def test_a_part_missing_from_the_batch_answer_is_retried_as_transient():
+    from server.tests.fake_gmail import batch_response, metadata_batch, metadata_resource
+
+    fake = FakeGmail([batch_response({"a": (200, metadata_resource("a"))}), metadata_batch(["b"])])
+    results = fake.client.get_messages_metadata(["a", "b"], headers=["From"])
+    assert results["a"]["id"] == "a" and results["b"]["id"] == "b" and fake.sleeps == [1.0]
+
+
+@pytest.mark.parametrize("call", ["profile", "batch"])
+def test_an_html_page_instead_of_json_is_transient_not_a_crash(call):
+    portal = ({"status": "200", "content-type": "text/html"}, "<html><body>Log in to the hotel Wi-Fi</body></html>")
+    fake = FakeGmail([portal] * 3)
+    if call == "profile":
+        with pytest.raises(TransientError) as caught:
+            fake.client.get_profile()
+        assert "not JSON" in caught.value.message and fake.sleeps == [1.0, 2.0]
+    else:
+        results = fake.client.get_messages_metadata(["a"], headers=["From"])
+        assert isinstance(results["a"], TransientError)
+
+
+def test_a_401_batch_part_refreshes_once_through_our_transport_and_is_resent():
+    from google.oauth2.credentials import Credentials
+
+    from server.tests.fake_gmail import batch_response, metadata_batch
+
+    credentials = Credentials(
+        token="stale",
+        refresh_token="r",
+        client_id="c",
+        client_secret="s",
+        token_uri="https://oauth2.googleapis.com/token",
+    )
+
+    class Source:
+        def get(self):
+            return credentials
+
+    unauthorized = {"error": {"code": 401, "message": "Invalid Credentials", "errors": [{"reason": "authError"}]}}
+    fresh = json_response({"access_token": "fresh", "expires_in": 3600})
+    fake = FakeGmail([batch_response({"a": (401, unauthorized)}), fresh, metadata_batch(["a"])], credentials=Source())
+    results = fake.client.get_messages_metadata(["a"], headers=["From"])
+    assert results["a"]["id"] == "a" and credentials.token == "fresh"
+    assert [uri.rsplit("/", 1)[-1] for uri in fake.uris] == ["v1", "token", "v1"] and fake.sleeps == []
