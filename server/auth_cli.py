@@ -32,6 +32,24 @@ Create one (5 minutes, once):
 """
 
 
+def describe_consent_failure(exc: BaseException) -> str:
+    """Guidance for what goes wrong in the browser step, instead of oauthlib's traceback."""
+    text = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    if "Scope has changed" in text or "scope" in type(exc).__name__.lower():
+        return (
+            f"Authorization failed: {text}\nOn Google's consent screen, tick the box that allows reading your "
+            "email (View your email messages and settings), then run this command again."
+        )
+    if "access_denied" in text or "AccessDenied" in type(exc).__name__:
+        return (
+            f"Authorization failed: {text}\nAccess was denied. If Google said the app is in testing, add your "
+            "address under OAuth consent screen > Test users in the Google Cloud console, then run this again."
+        )
+    if "Mismatching" in type(exc).__name__ or "state" in text.lower():
+        return f"Authorization failed: {text}\nThe browser answered an older login attempt: run this command again."
+    return f"Authorization failed ({type(exc).__name__}): {text}"
+
+
 def _fail(message: str) -> int:
     print(message, file=sys.stderr)
     return 2
@@ -98,10 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(CREDENTIALS_HELP.format(path=settings.credentials_path))
         try:
             path = authorize(settings, open_browser=not args.no_browser, port=args.port)
-        except (ValueError, RuntimeError, OSError) as exc:
-            return _fail(f"Authorization failed: {exc}")
         except KeyboardInterrupt:
             return _fail("Authorization cancelled.")
+        except Exception as exc:  # oauthlib raises plain Warning/Exception subclasses: no tracebacks here
+            return _fail(describe_consent_failure(exc))
         print(f"Token written to {path} (mode 600).")
     try:
         address = verify(settings)

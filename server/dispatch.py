@@ -48,11 +48,16 @@ def tool_definition(spec: ToolSpec) -> types.Tool:
     )
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def describe_validation_error(exc: ValidationError, spec: ToolSpec) -> InvalidInputError:
     problems = []
     for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        message = str(error["msg"]).removeprefix("Value error, ")
+        # Argument names come from the caller and may be huge: echo at most 60 characters of each.
+        where = ".".join(_clip(str(part), 60) for part in error["loc"]) or "arguments"
+        message = _clip(str(error["msg"]).removeprefix("Value error, "), 300)
         problems.append(f"{where}: {message}")
     allowed = ", ".join(spec.input_model.model_fields)
     return InvalidInputError(

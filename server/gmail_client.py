@@ -477,8 +477,10 @@ def map_http_error(exc: HttpError, *, now: float) -> GmailError:
         return NotFoundError("No message with that id exists in this mailbox.", **common)
     if status == 408 or status >= 500:
         return TransientError(f"Gmail had a temporary problem (HTTP {status}): {message or 'backend error'}.", **common)
+    if "page" in message.lower() and "token" in message.lower():
+        hint = "page_token must be the next_page_token of a previous call with the same query; drop it to start over."
+    else:
+        hint = "Check the search query syntax (see https://support.google.com/mail/answer/7190) and the arguments."
     return InvalidInputError(
-        f"Gmail rejected the request (HTTP {status}): {message or 'bad request'}.",
-        hint="Check the search query syntax (see https://support.google.com/mail/answer/7190) and the arguments.",
-        **common,
+        f"Gmail rejected the request (HTTP {status}): {message or 'bad request'}.", hint=hint, **common
     )

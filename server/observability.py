@@ -67,6 +67,9 @@ def setup_logging(level: str = "INFO") -> logging.Logger:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)  # libraries: warnings and up
+    # Python warnings (e.g. google-api-core's FutureWarning about old interpreters) would otherwise be printed
+    # raw to stderr, breaking the one-JSON-object-per-line log.
+    logging.captureWarnings(True)
     logger = logging.getLogger(LOGGER_NAME)
     logger.setLevel(getattr(logging, level, logging.INFO))
     # googleapiclient logs each request URL at INFO/DEBUG, which may carry queries (personal data).

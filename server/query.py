@@ -6,7 +6,10 @@ turned into operators here, and label names are normalised the way Gmail's `labe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+
+_NEEDS_GROUPING = re.compile(r"\bOR\b|[{}()]")
 
 
 def newer_than(days: int) -> str:
@@ -27,7 +30,14 @@ def compose_query(query: str, *, newer_than_days: int | None = None, label_ids: 
     >>> compose_query("subject:meeting", label_ids=["INBOX", "STARRED"])
     'subject:meeting label:INBOX label:STARRED'
     """
-    terms = [query.strip()] if query.strip() else []
+    query = query.strip()
+    filters = newer_than_days is not None or bool(label_ids)
+    if filters and _NEEDS_GROUPING.search(query):
+        # Gmail binds OR tighter than the implicit AND, so `a OR b newer_than:7d` already narrows both sides;
+        # grouping a query with boolean structure keeps that true when it is malformed: a trailing OR would
+        # otherwise swallow the filter (`a OR newer_than:7d` widens the search instead of narrowing it).
+        query = f"({query})"
+    terms = [query] if query else []
     if newer_than_days is not None:
         terms.append(newer_than(newer_than_days))
     terms.extend(label(name) for name in label_ids or ())

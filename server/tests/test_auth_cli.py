@@ -85,3 +85,15 @@ def test_verify_only_reports_a_missing_token_with_the_fix(tmp_path, monkeypatch,
     monkeypatch.setenv("GMAIL_TOKEN_PATH", str(tmp_path / "absent.json"))
     assert auth_cli.main(argv) == 2
     assert "auth_cli.py" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "error, advice",
+    [
+        (Warning("Scope has changed from A to B."), "tick the box"),
+        (Exception("(access_denied) Access blocked"), "Test users"),
+        (RuntimeError("boom"), "RuntimeError"),
+    ],
+)
+def test_consent_failures_get_guidance_instead_of_a_traceback(error, advice):
+    assert advice in auth_cli.describe_consent_failure(error)

@@ -248,3 +248,10 @@ def test_a_401_batch_part_refreshes_once_through_our_transport_and_is_resent():
     results = fake.client.get_messages_metadata(["a"], headers=["From"])
     assert results["a"]["id"] == "a" and credentials.token == "fresh"
     assert [uri.rsplit("/", 1)[-1] for uri in fake.uris] == ["v1", "token", "v1"] and fake.sleeps == []
+
+
+def test_a_stale_page_token_is_invalid_input_with_a_page_token_hint():
+    fake = FakeGmail([gmail_error(400, "invalidArgument", "Invalid pageToken: it belongs to a different query")])
+    with pytest.raises(InvalidInputError) as caught:
+        fake.client.list_messages(query="x", max_results=5, page_token="stale")
+    assert "next_page_token of a previous call with the same query" in caught.value.hint

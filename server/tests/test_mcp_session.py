@@ -113,3 +113,9 @@ async def test_a_bug_becomes_an_internal_error_result_not_a_crash():
         assert result.meta["gmail-mcp/error"]["category"] == "internal_error"
         assert "boom" not in result.content[0].text  # internals stay in the log
         assert len((await client.list_tools()).tools) == 2
+
+
+async def test_a_huge_unknown_argument_name_is_not_echoed_back_whole():
+    async with connect(FakeGmail([]), "legacy") as client:
+        result = await client.call_tool("gmail_search_messages", {"query": "x", "k" * 1_000_000: 1})
+    assert result.is_error and len(result.content[0].text) < 2_000

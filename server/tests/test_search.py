@@ -41,6 +41,14 @@ def test_query_parts_are_tiny_pure_functions():
     assert compose_query("  is:unread  ", newer_than_days=2, label_ids=["Work"]) == "is:unread newer_than:2d label:Work"
 
 
+def test_queries_with_boolean_structure_are_grouped_before_filters_are_added():
+    assert compose_query("from:a OR from:b", newer_than_days=7) == "(from:a OR from:b) newer_than:7d"
+    assert compose_query("invoice OR", label_ids=["INBOX"]) == "(invoice OR) label:INBOX"
+    assert compose_query("{a b}", newer_than_days=1) == "({a b}) newer_than:1d"
+    assert compose_query("from:a OR from:b") == "from:a OR from:b"  # nothing added, nothing changed
+    assert compose_query("oregon trip", newer_than_days=2) == "oregon trip newer_than:2d"  # "or" inside a word
+
+
 def test_composed_query_is_what_gmail_receives():
     fake = FakeGmail([list_page([])])
     result = search(fake, query="from:test", newer_than_days=7, label_ids=["INBOX"])
