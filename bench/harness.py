@@ -68,8 +68,18 @@ def emulator_process(latency_ms: float, scratch: Path) -> Iterator[EmulatorProce
     token_path = scratch / f"token-rtt{latency_ms:g}.json"
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "server.emulator", "--mailbox", str(DEMO_MAILBOX), "--rebase-dates",
-            "--latency-ms", str(latency_ms), "--write-token", str(token_path), "--log-level", "WARNING",
+            sys.executable,
+            "-m",
+            "server.emulator",
+            "--mailbox",
+            str(DEMO_MAILBOX),
+            "--rebase-dates",
+            "--latency-ms",
+            str(latency_ms),
+            "--write-token",
+            str(token_path),
+            "--log-level",
+            "WARNING",
         ],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},

@@ -56,9 +56,13 @@ def wide_resource(count: int) -> dict:
     """A text part and `count` named attachments."""
     parts = [{"partId": "0", "mimeType": "text/plain", "headers": [], "body": {"data": _b64(b"Files.\n")}}]
     parts += [
-        {"partId": str(i), "mimeType": "application/pdf", "filename": f"file-{i}.pdf",
-         "headers": [{"name": "Content-Disposition", "value": f'attachment; filename="file-{i}.pdf"'}],
-         "body": {"attachmentId": f"att-{i}", "size": 1000}}
+        {
+            "partId": str(i),
+            "mimeType": "application/pdf",
+            "filename": f"file-{i}.pdf",
+            "headers": [{"name": "Content-Disposition", "value": f'attachment; filename="file-{i}.pdf"'}],
+            "body": {"attachmentId": f"att-{i}", "size": 1000},
+        }
         for i in range(1, count + 1)
     ]
     payload = {"mimeType": "multipart/mixed", "headers": [], "body": {"size": 0}, "parts": parts}

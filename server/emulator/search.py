@@ -140,8 +140,7 @@ def _eval(node: _Node, doc: SearchDoc) -> bool:
     return any(results) if node.any_ else all(results)
 
 
-_SPAM_TRASH_KEYS = {("in", "spam"), ("in", "trash"), ("in", "anywhere"),
-                    ("label", "spam"), ("label", "trash")}
+_SPAM_TRASH_KEYS = {("in", "spam"), ("in", "trash"), ("in", "anywhere"), ("label", "spam"), ("label", "trash")}
 
 
 def _asks_spam_trash(node: _Node, positive: bool = True) -> bool:
@@ -164,8 +163,10 @@ class CompiledQuery:
 
 
 # ---- text matching
-_CJK = ("\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-        "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f")
+_CJK = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
+)
 _TOKEN_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 _ADDRESS_RE = re.compile(r"[^\s<>,;:\"()\[\]]+@[^\s<>,;:\"()\[\]]+")
 _BRACKETED_RE = re.compile(r"<([^<>\s]+)>")
@@ -209,8 +210,10 @@ def _term_matcher(value: str) -> Callable[[str], bool]:
 
 def _bare(value: str, ctx: _Ctx) -> Predicate:
     match = _term_matcher(value)
-    return lambda d: any(match(f) for f in (d.subject, d.body, *d.filenames)) or any(
-        match(part) for header in (d.from_, d.to, d.cc) for part in _header_parts(header))
+    return lambda d: (
+        any(match(f) for f in (d.subject, d.body, *d.filenames))
+        or any(match(part) for header in (d.from_, d.to, d.cc) for part in _header_parts(header))
+    )
 
 
 # ---- operators
@@ -231,11 +234,15 @@ def _address_op(attr: str) -> Builder:
             return lambda d: any(a.endswith(v) for a in _addresses(getattr(d, attr)))
         if "@" in v:
             list_id = v.replace("@", ".")  # list:info@example.com names List-Id <info.example.com>
-            return lambda d: v in _addresses(getattr(d, attr)) or (
-                attr == "list_id" and list_id in {_fold(x) for x in _BRACKETED_RE.findall(d.list_id)})
+            return lambda d: (
+                v in _addresses(getattr(d, attr))
+                or (attr == "list_id" and list_id in {_fold(x) for x in _BRACKETED_RE.findall(d.list_id)})
+            )
         words = _term_matcher(v)
-        return lambda d: any(words(part) for part in _header_parts(getattr(d, attr))) or any(
-            v in a for a in _addresses(getattr(d, attr)))
+        return lambda d: (
+            any(words(part) for part in _header_parts(getattr(d, attr)))
+            or any(v in a for a in _addresses(getattr(d, attr)))
+        )
 
     return build
 
@@ -256,8 +263,17 @@ def _msgid(value: str, ctx: _Ctx) -> Predicate:
     return lambda d: _fold(d.rfc822msgid).strip().strip("<>") == v
 
 
-_SYSTEM_LABELS = {"inbox": "INBOX", "starred": "STARRED", "unread": "UNREAD", "important": "IMPORTANT",
-                  "sent": "SENT", "spam": "SPAM", "trash": "TRASH", "draft": "DRAFT", "drafts": "DRAFT"}
+_SYSTEM_LABELS = {
+    "inbox": "INBOX",
+    "starred": "STARRED",
+    "unread": "UNREAD",
+    "important": "IMPORTANT",
+    "sent": "SENT",
+    "spam": "SPAM",
+    "trash": "TRASH",
+    "draft": "DRAFT",
+    "drafts": "DRAFT",
+}
 
 
 def _label_key(name: str) -> str:
@@ -290,25 +306,46 @@ def _archived(doc: SearchDoc) -> bool:
 
 
 _CATEGORY: dict[str, Predicate] = {
-    "primary": _primary, "personal": _primary, "social": _has_label("CATEGORY_SOCIAL"),
-    "promotions": _has_label("CATEGORY_PROMOTIONS"), "updates": _has_label("CATEGORY_UPDATES"),
-    "forums": _has_label("CATEGORY_FORUMS"), "reservations": _never, "purchases": _never,
+    "primary": _primary,
+    "personal": _primary,
+    "social": _has_label("CATEGORY_SOCIAL"),
+    "promotions": _has_label("CATEGORY_PROMOTIONS"),
+    "updates": _has_label("CATEGORY_UPDATES"),
+    "forums": _has_label("CATEGORY_FORUMS"),
+    "reservations": _never,
+    "purchases": _never,
 }
 _IN: dict[str, Predicate] = {
-    "inbox": _has_label("INBOX"), "sent": _has_label("SENT"), "spam": _has_label("SPAM"),
-    "trash": _has_label("TRASH"), "starred": _has_label("STARRED"), "important": _has_label("IMPORTANT"),
-    "draft": _has_label("DRAFT"), "drafts": _has_label("DRAFT"), "chats": _has_label("CHAT"),
-    "anywhere": lambda d: True, "archive": _archived, "snoozed": _never,
+    "inbox": _has_label("INBOX"),
+    "sent": _has_label("SENT"),
+    "spam": _has_label("SPAM"),
+    "trash": _has_label("TRASH"),
+    "starred": _has_label("STARRED"),
+    "important": _has_label("IMPORTANT"),
+    "draft": _has_label("DRAFT"),
+    "drafts": _has_label("DRAFT"),
+    "chats": _has_label("CHAT"),
+    "anywhere": lambda d: True,
+    "archive": _archived,
+    "snoozed": _never,
 }
 _IS: dict[str, Predicate] = {
-    "unread": _has_label("UNREAD"), "read": lambda d: "UNREAD" not in d.labels,
-    "starred": _has_label("STARRED"), "important": _has_label("IMPORTANT"),
-    "snoozed": _never, "muted": _never,
+    "unread": _has_label("UNREAD"),
+    "read": lambda d: "UNREAD" not in d.labels,
+    "starred": _has_label("STARRED"),
+    "important": _has_label("IMPORTANT"),
+    "snoozed": _never,
+    "muted": _never,
 }
 _HAS: dict[str, Predicate] = {
-    "attachment": lambda d: bool(d.filenames), "userlabels": lambda d: bool(d.label_names),
-    "nouserlabels": lambda d: not d.label_names, "drive": _never, "document": _never,
-    "spreadsheet": _never, "presentation": _never, "youtube": _never,
+    "attachment": lambda d: bool(d.filenames),
+    "userlabels": lambda d: bool(d.label_names),
+    "nouserlabels": lambda d: not d.label_names,
+    "drive": _never,
+    "document": _never,
+    "spreadsheet": _never,
+    "presentation": _never,
+    "youtube": _never,
 }
 
 
@@ -355,8 +392,7 @@ def _bytes(v: str, ctx: _Ctx) -> int:
     return int(m[1]) * {"": 1, "k": 1024, "m": 1024 * 1024}[m[2]]
 
 
-def _compare_op(op: str, attr: str, parse: Callable[[str, _Ctx], int], cmp: Callable[[int, int], bool]
-                ) -> Builder:
+def _compare_op(op: str, attr: str, parse: Callable[[str, _Ctx], int], cmp: Callable[[int, int], bool]) -> Builder:
     """Operator comparing an int field of the doc (`cmp(field, limit)`) with the parsed value."""
 
     def build(value: str, ctx: _Ctx) -> Predicate:
@@ -370,11 +406,20 @@ def _compare_op(op: str, attr: str, parse: Callable[[str, _Ctx], int], cmp: Call
 
 
 _OPERATORS: dict[str, Builder] = {
-    "from": _address_op("from_"), "to": _address_op("to"), "cc": _address_op("cc"),
-    "bcc": _address_op("bcc"), "deliveredto": _address_op("deliveredto"), "list": _address_op("list_id"),
-    "subject": _subject, "filename": _filename, "rfc822msgid": _msgid, "label": _label,
-    "category": _keyword_op("category", _CATEGORY), "in": _keyword_op("in", _IN),
-    "is": _keyword_op("is", _IS), "has": _keyword_op("has", _HAS),
+    "from": _address_op("from_"),
+    "to": _address_op("to"),
+    "cc": _address_op("cc"),
+    "bcc": _address_op("bcc"),
+    "deliveredto": _address_op("deliveredto"),
+    "list": _address_op("list_id"),
+    "subject": _subject,
+    "filename": _filename,
+    "rfc822msgid": _msgid,
+    "label": _label,
+    "category": _keyword_op("category", _CATEGORY),
+    "in": _keyword_op("in", _IN),
+    "is": _keyword_op("is", _IS),
+    "has": _keyword_op("has", _HAS),
     "after": _compare_op("after", "internal_date", _date_ms, operator.ge),
     "newer": _compare_op("newer", "internal_date", _date_ms, operator.ge),
     "before": _compare_op("before", "internal_date", _date_ms, operator.lt),
@@ -398,8 +443,10 @@ class _Tok:
 _MAX_DEPTH = 40
 
 
-_LEX_RE = re.compile(r'(?P<space>\s+)|(?P<punct>[(){}])|"(?P<phrase>[^"]*)"|(?P<quote>")|(?P<neg>-(?=\S))'
-                     r'|(?P<dash>-)|(?P<word>[^\s(){}"]+)')
+_LEX_RE = re.compile(
+    r'(?P<space>\s+)|(?P<punct>[(){}])|"(?P<phrase>[^"]*)"|(?P<quote>")|(?P<neg>-(?=\S))'
+    r'|(?P<dash>-)|(?P<word>[^\s(){}"]+)'
+)
 
 
 def _tokenize(q: str) -> list[_Tok]:

@@ -53,7 +53,10 @@ async def test_charsets_attachments_and_forwards_reach_the_model(served: Served)
         forward, _ = await read(client, served, "forward-inline")
     assert gbk["body_text"] == "李堃和周喆确认了合同号 HX-2026-0815，谢谢。"
     assert [item["filename"] for item in files["attachments"]] == [
-        "報告書.pdf", "Quarterly Report — Q3.docx", "résumé.txt", "契約書.pdf"
+        "報告書.pdf",
+        "Quarterly Report — Q3.docx",
+        "résumé.txt",
+        "契約書.pdf",
     ]
     assert "Attachments: 報告書.pdf (application/pdf" in rendered
     assert "Original text from Bob" in forward["body_text"] and forward["attachments"][0]["filename"] == "budget.pdf"

@@ -266,15 +266,12 @@ def test_label_and_status_operators(q: str, expected: bool) -> None:
 
 
 def test_system_label_variants() -> None:
-    plain = doc(labels=frozenset({"STARRED", "SENT", "CATEGORY_PERSONAL"}), label_names=frozenset(),
-                filenames=())
+    plain = doc(labels=frozenset({"STARRED", "SENT", "CATEGORY_PERSONAL"}), label_names=frozenset(), filenames=())
     assert hits("is:starred", plain) and hits("in:starred", plain) and hits("label:starred", plain)
     assert hits("in:sent", plain) and hits("is:read", plain) and hits("category:primary", plain)
     assert hits("has:nouserlabels", plain) and not hits("has:attachment", plain)
     assert hits("category:primary", doc(labels=frozenset({"INBOX"})))  # no category tab = primary
-    for q, label in [
-        ("in:spam", "SPAM"), ("label:trash", "TRASH"), ("in:drafts", "DRAFT"), ("in:chats", "CHAT")
-    ]:
+    for q, label in [("in:spam", "SPAM"), ("label:trash", "TRASH"), ("in:drafts", "DRAFT"), ("in:chats", "CHAT")]:
         assert hits(q, doc(labels=frozenset({label}))) and not hits(q)
 
 
@@ -507,10 +504,20 @@ FRAGMENTS = st.sampled_from(
 TEXT = st.text(max_size=40)
 DOCS = st.builds(
     SearchDoc,
-    from_=TEXT, to=TEXT, cc=TEXT, bcc=TEXT, deliveredto=TEXT, list_id=TEXT, subject=TEXT, body=TEXT,
+    from_=TEXT,
+    to=TEXT,
+    cc=TEXT,
+    bcc=TEXT,
+    deliveredto=TEXT,
+    list_id=TEXT,
+    subject=TEXT,
+    body=TEXT,
     labels=st.frozensets(st.sampled_from(["INBOX", "SPAM", "TRASH", "SENT", "UNREAD", "STARRED", "CHAT"])),
-    label_names=st.frozensets(TEXT, max_size=3), filenames=st.lists(TEXT, max_size=3).map(tuple),
-    internal_date=st.integers(), size=st.integers(), rfc822msgid=TEXT,
+    label_names=st.frozensets(TEXT, max_size=3),
+    filenames=st.lists(TEXT, max_size=3).map(tuple),
+    internal_date=st.integers(),
+    size=st.integers(),
+    rfc822msgid=TEXT,
 )
 QUERIES = st.one_of(st.text(max_size=60), st.lists(FRAGMENTS, max_size=12).map("".join))
 
