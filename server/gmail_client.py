@@ -398,15 +398,14 @@ def _not_json(endpoint: str) -> TransientError:
     )
 
 
-def _error_payload(exc: HttpError) -> tuple[str, str | None, str | None]:
-    """(message, first reason, status text) from Gmail's JSON error body, tolerating anything else."""
-    message, reason, status_text = (exc.reason or "").strip(), None, None
+def _error_payload(exc: HttpError) -> tuple[str, str | None]:
+    """(message, first reason) from Gmail's JSON error body, tolerating anything else."""
+    message, reason = (exc.reason or "").strip(), None
     try:
         body = json.loads(exc.content.decode("utf-8", "replace"))
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict):
             message = str(error.get("message") or message)
-            status_text = error.get("status")
             details = error.get("errors")
             if isinstance(details, list) and details and isinstance(details[0], dict):
                 reason = details[0].get("reason")
@@ -414,7 +413,7 @@ def _error_payload(exc: HttpError) -> tuple[str, str | None, str | None]:
             reason = error
     except (ValueError, AttributeError):
         pass
-    return message[:300], reason, status_text
+    return message[:300], reason
 
 
 def parse_retry_after(header: str | None, message: str, *, now: float) -> float | None:
@@ -444,7 +443,7 @@ def parse_retry_after(header: str | None, message: str, *, now: float) -> float 
 def map_http_error(exc: HttpError, *, now: float) -> GmailError:
     """Maps a Gmail HTTP error (status, reason, message) into the project's error tree."""
     status = exc.status_code
-    message, reason, _ = _error_payload(exc)
+    message, reason = _error_payload(exc)
     headers = exc.resp if hasattr(exc.resp, "get") else {}
     common = {"status": status, "reason": reason}
     if status == 429 or (status == 403 and reason in RATE_LIMIT_REASONS):

@@ -1,7 +1,7 @@
 """JSON-lines logging on stderr, value masking, and in-process metrics for the design document's indicators.
 
 stdout belongs to the MCP protocol, so every log line goes to stderr. Secrets never reach a log call: callers
-log ids, counts and categories; `mask_email` and `clip` exist for the few human values worth a glance.
+log ids, counts and categories (never message text); `scrub` masks addresses and token-like strings in free text.
 """
 
 from __future__ import annotations
@@ -30,13 +30,6 @@ def mask_email(text: str) -> str:
         return f"{keep}***{match.group(3)}"
 
     return _EMAIL.sub(_mask, text)
-
-
-def clip(text: str | None, limit: int = 50) -> str | None:
-    """Cuts a value for logging (snippets: 50 characters, per the design document)."""
-    if text is None or len(text) <= limit:
-        return text
-    return text[:limit] + "…"
 
 
 def scrub(text: str) -> str:
