@@ -15,7 +15,7 @@ from server.errors import (
     RateLimitedError,
     TransientError,
 )
-from server.gmail_client import parse_retry_after
+from server.gmail_errors import parse_retry_after
 from server.retry import RetryPolicy, run_with_retries
 from server.tests.fake_gmail import FakeGmail, gmail_error, json_response, list_page
 
