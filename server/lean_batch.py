@@ -14,6 +14,7 @@ Imported on first use only (it imports googleapiclient), like the rest of the Gm
 
 from __future__ import annotations
 
+import functools
 import re
 import urllib.parse
 import uuid
@@ -60,6 +61,7 @@ _INSTANCE_STATE = ("_responses", "_batch_uri", "_refreshed_credentials")
 MISSING_PART_BODY = b'{"error": {"code": 503, "message": "The batch answer had no part for this request."}}'
 
 
+@functools.cache
 def is_compatible() -> bool:
     """True when the installed googleapiclient still has the internals this module overrides."""
     if not all(callable(getattr(BatchHttpRequest, name, None)) for name in _LIBRARY_HOOKS):
