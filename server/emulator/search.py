@@ -1,20 +1,9 @@
 """Gmail search (`q`) engine for the local emulator: parse a query once, match it against many messages.
 
-Pure: no I/O, no clock. `compile_query(q, now_ms=...)` tokenizes and parses `q` into a small AST (raising
-`QuerySyntaxError` on malformed input, which the emulator answers with 400 invalidArgument like Gmail) and
-returns a `CompiledQuery` whose `matches(doc)` evaluates the AST against one `SearchDoc`.
-
-Grammar (operator names and values are case-insensitive; the keywords `OR` and `AROUND` must be upper-case)::
-
-    query   := conj EOF                            blank query: matches everything
-    conj    := disj*                               whitespace = AND
-    disj    := near ("OR" near)*                   OR binds tighter than AND: a OR b c == (a OR b) c
-    near    := unary ("AROUND" INT unary)*         proximity is not modelled: AROUND n is AND
-    unary   := "-"* primary                        "-" must touch its term: -word -"x y" -(..) -{..} -from:x
-    primary := "(" conj ")" | "{" disj* "}"        {a b c} == a OR b OR c
-             | NAME ":" value | PHRASE | WORD       "+word" is WORD (nothing is stemmed, so + changes nothing)
-    value   := TEXT | PHRASE | "(" conj ")" | "{" disj* "}"   leaves of a group take the operator:
-                                                   from:(alice OR bob), subject:(a b), subject:"a b"
+Pure: no I/O, no clock. `compile_query(q, now_ms=...)` parses `q` with `query_parser` (raising
+`QuerySyntaxError` on malformed input, which the emulator answers with 400 invalidArgument like Gmail), building
+each leaf's predicate here, and returns a `CompiledQuery` whose `matches(doc)` evaluates the AST against one
+`SearchDoc`. The grammar and the syntax-level deviations from Gmail are documented in `query_parser`.
 
 Matching: text is folded (NFKC + casefold; diacritics kept) and split into tokens, each a run of letters and
 digits except that every CJK character (Han, kana, Hangul) is a token of its own. A bare word or "phrase"
@@ -27,17 +16,10 @@ Operators: from: to: cc: bcc: deliveredto: list: take `me`, an exact address (va
 (`@x.com`), or words of a display name / address or a substring of an address (`from:ali`, `from:x.com`);
 subject:; filename: (a word of the name such as the extension, or the whole name); rfc822msgid: (exact, `<>`
 optional); label: (user label name, spaces written as `-` or quoted, `/` kept; or a system label name);
-category:, in:, is:, has:; after:/newer: (>= that day) and before:/older: (< that day) with YYYY/MM/DD,
-YYYY-MM-DD or MM/DD/YYYY at midnight America/Los_Angeles, or epoch seconds; newer_than: (>=) and older_than:
-(<) Nd, Nm (30 days) or Ny (365 days) before `now_ms`; larger:/size: (> bytes), smaller: (< bytes), optional
-K or M suffix (x1024).
+category:, in:, is:, has:; after:/newer: (>= that day) and before:/older: (< that day); newer_than: (>=) and
+older_than: (<) an age before `now_ms`; larger:/size: (> bytes), smaller: (< bytes).
 
-Deliberate deviations from Gmail:
-- An invalid value for a known operator (`newer_than:abc`, `after:2024/13/45`, `larger:huge`, `in:nowhere`, a
-  missing value as in `from: x`) is a `QuerySyntaxError`, as are unbalanced parentheses, braces or quotes
-  (quotes are not tolerated), empty groups, a dangling `OR`, `AROUND n` or `-`, and more than 40 nested
-  groups. Unknown operators (`foo:bar`) are bare words, as in Gmail.
-- `|` is not an operator (Gmail does not document it): it is a tokenless term, i.e. a substring match.
+Deliberate deviations from Gmail (see also `query_parser`):
 - No stemming, synonyms, alias expansion or thread-wide matching; `AROUND n` is plain AND.
 - `from:me` / `to:me` need `owner_email`; without it `me` matches nothing. `in:archive` = none of INBOX,
   SPAM, TRASH, DRAFT, and not a SENT message without user labels. `category:primary` = CATEGORY_PERSONAL or
@@ -45,7 +27,6 @@ Deliberate deviations from Gmail:
   document/spreadsheet/presentation/youtube), `category:reservations|purchases` never match (no such data).
 - `includes_spam_trash` is set by any non-negated in:spam / in:trash / in:anywhere / label:spam / label:trash,
   even inside an OR; `-in:trash` does not set it.
-- Without tzdata (Windows with no `tzdata` package) dates use a fixed UTC-8, an hour off in summer.
 """
 
 from __future__ import annotations
@@ -55,16 +36,11 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
 from email.utils import getaddresses
 from functools import lru_cache
 
-try:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    _PACIFIC: tzinfo = ZoneInfo("America/Los_Angeles")
-except (ImportError, ZoneInfoNotFoundError):  # pragma: no cover - depends on the platform's tz database
-    _PACIFIC = timezone(timedelta(hours=-8), "PST")
+from .query_parser import _PACIFIC as _PACIFIC  # re-exported: tests check it for tzdata
+from .query_parser import Leaf, Node, Not, QuerySyntaxError, byte_count, date_ms, parse_query, relative_ms
 
 __all__ = ["CompiledQuery", "QuerySyntaxError", "SearchDoc", "compile_query"]
 
@@ -89,10 +65,6 @@ class SearchDoc:
     rfc822msgid: str
 
 
-class QuerySyntaxError(ValueError):
-    """The query cannot be parsed or an operator has an invalid value (Gmail: 400 invalidArgument)."""
-
-
 Predicate = Callable[[SearchDoc], bool]
 
 
@@ -105,36 +77,11 @@ class _Ctx:
 Builder = Callable[[str, _Ctx], Predicate]
 
 
-# ---- AST
-@dataclass(frozen=True)
-class _Leaf:
-    op: str  # "" for a bare word or phrase
-    value: str  # folded, for inspection (includes_spam_trash)
-    test: Predicate
-
-
-@dataclass(frozen=True)
-class _Not:
-    child: _Node
-
-
-@dataclass(frozen=True)
-class _Bool:
-    any_: bool  # True: OR of the children; False: AND
-    children: tuple[_Node, ...]
-
-
-_Node = _Leaf | _Not | _Bool
-
-
-def _combine(items: list[_Node], *, any_: bool) -> _Node:
-    return items[0] if len(items) == 1 else _Bool(any_, tuple(items))
-
-
-def _eval(node: _Node, doc: SearchDoc) -> bool:
-    if isinstance(node, _Leaf):
+# ---- evaluation
+def _eval(node: Node, doc: SearchDoc) -> bool:
+    if isinstance(node, Leaf):
         return node.test(doc)
-    if isinstance(node, _Not):
+    if isinstance(node, Not):
         return not _eval(node.child, doc)
     results = (_eval(child, doc) for child in node.children)
     return any(results) if node.any_ else all(results)
@@ -143,10 +90,10 @@ def _eval(node: _Node, doc: SearchDoc) -> bool:
 _SPAM_TRASH_KEYS = {("in", "spam"), ("in", "trash"), ("in", "anywhere"), ("label", "spam"), ("label", "trash")}
 
 
-def _asks_spam_trash(node: _Node, positive: bool = True) -> bool:
-    if isinstance(node, _Leaf):
+def _asks_spam_trash(node: Node, positive: bool = True) -> bool:
+    if isinstance(node, Leaf):
         return positive and (node.op, node.value) in _SPAM_TRASH_KEYS
-    if isinstance(node, _Not):
+    if isinstance(node, Not):
         return _asks_spam_trash(node.child, not positive)
     return any(_asks_spam_trash(child, positive) for child in node.children)
 
@@ -155,7 +102,7 @@ def _asks_spam_trash(node: _Node, positive: bool = True) -> bool:
 class CompiledQuery:
     """A parsed query. `ast` is None for a blank query, which matches everything."""
 
-    ast: _Node | None
+    ast: Node | None
     includes_spam_trash: bool
 
     def matches(self, doc: SearchDoc) -> bool:
@@ -359,45 +306,12 @@ def _keyword_op(op: str, table: dict[str, Predicate]) -> Builder:
     return build
 
 
-_EPOCH_RE = re.compile(r"[0-9]{1,15}")
-_YMD_RE = re.compile(r"([0-9]{4})([/-])([0-9]{1,2})\2([0-9]{1,2})")
-_MDY_RE = re.compile(r"([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})")
-_RELATIVE_RE = re.compile(r"([0-9]{1,9})([dmy])")
-_SIZE_RE = re.compile(r"([0-9]{1,15})([km]?)b?")
-_DAY_MS = 86_400_000
-
-
-def _date_ms(v: str, ctx: _Ctx) -> int:
-    """Epoch ms of an absolute date: epoch seconds, or midnight Pacific time of a calendar date."""
-    if _EPOCH_RE.fullmatch(v):
-        return int(v) * 1000
-    if m := _YMD_RE.fullmatch(v):
-        year, month, day = int(m[1]), int(m[3]), int(m[4])
-    elif m := _MDY_RE.fullmatch(v):
-        month, day, year = int(m[1]), int(m[2]), int(m[3])
-    else:
-        raise ValueError("not a date (YYYY/MM/DD, MM/DD/YYYY or epoch seconds)")
-    return int(datetime(year, month, day, tzinfo=_PACIFIC).timestamp()) * 1000
-
-
-def _relative_ms(v: str, ctx: _Ctx) -> int:
-    if (m := _RELATIVE_RE.fullmatch(v)) is None:
-        raise ValueError("expected a number followed by d, m or y")
-    return ctx.now_ms - int(m[1]) * {"d": 1, "m": 30, "y": 365}[m[2]] * _DAY_MS
-
-
-def _bytes(v: str, ctx: _Ctx) -> int:
-    if (m := _SIZE_RE.fullmatch(v)) is None:
-        raise ValueError("expected a byte count, optionally with K or M")
-    return int(m[1]) * {"": 1, "k": 1024, "m": 1024 * 1024}[m[2]]
-
-
-def _compare_op(op: str, attr: str, parse: Callable[[str, _Ctx], int], cmp: Callable[[int, int], bool]) -> Builder:
+def _compare_op(op: str, attr: str, parse: Callable[[str, int], int], cmp: Callable[[int, int], bool]) -> Builder:
     """Operator comparing an int field of the doc (`cmp(field, limit)`) with the parsed value."""
 
     def build(value: str, ctx: _Ctx) -> Predicate:
         try:
-            limit = parse(_required(value, op), ctx)
+            limit = parse(_required(value, op), ctx.now_ms)
         except (ValueError, OverflowError, OSError) as exc:
             raise QuerySyntaxError(f"{op}:{value}: {exc}") from exc
         return lambda d: cmp(getattr(d, attr), limit)
@@ -420,138 +334,22 @@ _OPERATORS: dict[str, Builder] = {
     "in": _keyword_op("in", _IN),
     "is": _keyword_op("is", _IS),
     "has": _keyword_op("has", _HAS),
-    "after": _compare_op("after", "internal_date", _date_ms, operator.ge),
-    "newer": _compare_op("newer", "internal_date", _date_ms, operator.ge),
-    "before": _compare_op("before", "internal_date", _date_ms, operator.lt),
-    "older": _compare_op("older", "internal_date", _date_ms, operator.lt),
-    "newer_than": _compare_op("newer_than", "internal_date", _relative_ms, operator.ge),
-    "older_than": _compare_op("older_than", "internal_date", _relative_ms, operator.lt),
-    "larger": _compare_op("larger", "size", _bytes, operator.gt),
-    "size": _compare_op("size", "size", _bytes, operator.gt),
-    "smaller": _compare_op("smaller", "size", _bytes, operator.lt),
+    "after": _compare_op("after", "internal_date", date_ms, operator.ge),
+    "newer": _compare_op("newer", "internal_date", date_ms, operator.ge),
+    "before": _compare_op("before", "internal_date", date_ms, operator.lt),
+    "older": _compare_op("older", "internal_date", date_ms, operator.lt),
+    "newer_than": _compare_op("newer_than", "internal_date", relative_ms, operator.ge),
+    "older_than": _compare_op("older_than", "internal_date", relative_ms, operator.lt),
+    "larger": _compare_op("larger", "size", byte_count, operator.gt),
+    "size": _compare_op("size", "size", byte_count, operator.gt),
+    "smaller": _compare_op("smaller", "size", byte_count, operator.lt),
 }
 
 
-# ---- tokenizer and parser
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # ( ) { } - OR AROUND WORD PHRASE OP (inline value) OPGROUP (value is the next primary)
-    text: str
-    value: str = ""
-
-
-_MAX_DEPTH = 40
-
-
-_LEX_RE = re.compile(
-    r'(?P<space>\s+)|(?P<punct>[(){}])|"(?P<phrase>[^"]*)"|(?P<quote>")|(?P<neg>-(?=\S))'
-    r'|(?P<dash>-)|(?P<word>[^\s(){}"]+)'
-)
-
-
-def _tokenize(q: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    for m in _LEX_RE.finditer(q):
-        kind = m.lastgroup or "space"
-        text, after = m[kind], q[m.end() : m.end() + 1]
-        if kind == "quote":
-            raise QuerySyntaxError("unbalanced quote")
-        if kind == "dash":
-            raise QuerySyntaxError("'-' must be followed directly by the term it negates")
-        if kind in ("punct", "phrase", "neg"):
-            toks.append(_Tok({"punct": text, "phrase": "PHRASE", "neg": "-"}[kind], text))
-        if kind != "word":
-            continue
-        name, colon, value = text.partition(":")
-        if colon and name.casefold() in _OPERATORS:
-            if not value and not (after and after in '({"'):
-                raise QuerySyntaxError(f"{text} needs a value")
-            toks.append(_Tok("OP" if value else "OPGROUP", name.casefold(), value))
-        elif text in ("OR", "AROUND"):
-            toks.append(_Tok(text, text))
-        elif text != "+" or after != '"':  # +"phrase" is the phrase; +word is the word
-            toks.append(_Tok("WORD", text[1:] if text.startswith("+") and len(text) > 1 else text))
-    return toks
-
-
-class _Parser:
-    def __init__(self, toks: list[_Tok], ctx: _Ctx) -> None:
-        self.toks, self.ctx, self.pos, self.depth = toks, ctx, 0, 0
-
-    def peek(self, ahead: int = 0) -> _Tok | None:
-        at = self.pos + ahead
-        return self.toks[at] if at < len(self.toks) else None
-
-    def parse(self) -> _Node | None:
-        items = self.items(None)
-        if (tok := self.peek()) is not None:
-            raise QuerySyntaxError(f"unbalanced {tok.text!r}")
-        return _combine(items, any_=False) if items else None
-
-    def items(self, field: str | None) -> list[_Node]:
-        items: list[_Node] = []
-        while (tok := self.peek()) is not None and tok.kind not in (")", "}"):
-            items.append(self.disj(field))
-        return items
-
-    def disj(self, field: str | None) -> _Node:
-        items = [self.near(field)]
-        while (tok := self.peek()) is not None and tok.kind == "OR":
-            self.pos += 1
-            items.append(self.near(field))
-        return _combine(items, any_=True)
-
-    def near(self, field: str | None) -> _Node:
-        items = [self.unary(field)]
-        while (tok := self.peek()) is not None and tok.kind == "AROUND" and self._distance_follows():
-            self.pos += 2
-            items.append(self.unary(field))
-        return _combine(items, any_=False)
-
-    def _distance_follows(self) -> bool:
-        num = self.peek(1)
-        return num is not None and num.kind == "WORD" and _EPOCH_RE.fullmatch(num.text) is not None
-
-    def unary(self, field: str | None) -> _Node:
-        negations = 0
-        while (tok := self.peek()) is not None and tok.kind == "-":
-            negations += 1
-            self.pos += 1
-        node = self.primary(field)
-        return _Not(node) if negations % 2 else node
-
-    def primary(self, field: str | None) -> _Node:
-        tok = self.peek()
-        if tok is None:
-            raise QuerySyntaxError("query ends where a term is expected")
-        self.pos += 1
-        if tok.kind in ("(", "{"):
-            return self.group(field, tok.kind)
-        if tok.kind in (")", "}", "OR"):
-            raise QuerySyntaxError(f"unexpected {tok.text!r} where a term is expected")
-        if tok.kind == "OP":
-            return self.leaf(tok.text, tok.value)
-        if tok.kind == "OPGROUP":
-            return self.primary(tok.text)
-        return self.leaf(field, tok.text)  # WORD, PHRASE, or AROUND without a distance
-
-    def group(self, field: str | None, opener: str) -> _Node:
-        self.depth += 1
-        if self.depth > _MAX_DEPTH:
-            raise QuerySyntaxError(f"query nests deeper than {_MAX_DEPTH} groups")
-        items, closer = self.items(field), ")" if opener == "(" else "}"
-        if (tok := self.peek()) is None or tok.kind != closer:
-            raise QuerySyntaxError(f"unbalanced {opener!r}")
-        if not items:
-            raise QuerySyntaxError(f"empty {opener}{closer} group")
-        self.pos += 1
-        self.depth -= 1
-        return _combine(items, any_=opener == "{")
-
-    def leaf(self, op: str | None, text: str) -> _Node:
-        if op is None:
-            return _Leaf("", _fold(text), _bare(text, self.ctx))
-        return _Leaf(op, _fold(text).strip(), _OPERATORS[op](text, self.ctx))
+def _make_leaf(op: str | None, text: str, ctx: _Ctx) -> Leaf:
+    if op is None:
+        return Leaf("", _fold(text), _bare(text, ctx))
+    return Leaf(op, _fold(text).strip(), _OPERATORS[op](text, ctx))
 
 
 def compile_query(q: str, *, now_ms: int, owner_email: str = "") -> CompiledQuery:
@@ -568,5 +366,6 @@ def compile_query(q: str, *, now_ms: int, owner_email: str = "") -> CompiledQuer
     Raises:
         QuerySyntaxError: The query is malformed or an operator has an invalid value.
     """
-    ast = _Parser(_tokenize(q), _Ctx(now_ms, owner_email)).parse()
+    ctx = _Ctx(now_ms, owner_email)
+    ast = parse_query(q, _OPERATORS, lambda op, text: _make_leaf(op, text, ctx))
     return CompiledQuery(ast, ast is not None and _asks_spam_trash(ast))
