@@ -22,7 +22,7 @@ from email.utils import parsedate_tz
 from server.body_slice import BodySlice, slice_body, strip_quoted_reply
 from server.charsets import decode_header_value, lenient_b64
 from server.mime_part import first_headers
-from server.mime_walk import walk_payload
+from server.mime_walk import AttachmentInfo, walk_payload
 from server.raw_message import payload_from_bytes
 
 __all__ = [
@@ -46,19 +46,6 @@ class Address:
 
     name: str | None
     email: str
-
-
-@dataclass(frozen=True)
-class AttachmentInfo:
-    """An attachment (or inline resource) of a message; its bytes are fetched separately by attachment_id."""
-
-    filename: str
-    mime_type: str
-    size: int
-    attachment_id: str | None
-    part_id: str
-    inline: bool
-    content_id: str | None
 
 
 @dataclass(frozen=True)
@@ -139,7 +126,7 @@ def _parse(resource: dict, payload: object, note: str | None = None) -> ParsedMe
     if note is None and ("body" in payload_dict or "parts" in payload_dict):
         walk = walk_payload(payload_dict)
         body_text, body_html, body_source = walk.text, walk.html, walk.source
-        attachments = tuple(AttachmentInfo(**vars(item)) for item in walk.attachments)
+        attachments = tuple(walk.attachments)
         notes += walk.notes
     snippet = resource.get("snippet")
     labels = resource.get("labelIds")

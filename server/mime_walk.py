@@ -48,9 +48,9 @@ _PLACEHOLDER = re.compile(
 )
 
 
-@dataclass
-class PartAttachment:
-    """An attachment found by the walk (mutable until the cid references are known)."""
+@dataclass(frozen=True)
+class AttachmentInfo:
+    """An attachment (or inline resource) of a message; its bytes are fetched separately by attachment_id."""
 
     filename: str
     mime_type: str
@@ -68,7 +68,7 @@ class WalkResult:
     text: str
     source: str
     html: str | None
-    attachments: list[PartAttachment]
+    attachments: list[AttachmentInfo]
     notes: list[str]
 
 
@@ -80,7 +80,7 @@ class _Piece:
 
 class _Walker:
     def __init__(self) -> None:
-        self.attachments: list[PartAttachment] = []
+        self.attachments: list[AttachmentInfo] = []
         self.notes: list[str] = []
         self.html: str | None = None
         self.cids: set[str] = set()
@@ -265,7 +265,7 @@ class _Walker:
         body_data = part.body.get("data")
         size = part.size(len(body_data) * 3 // 4 if isinstance(body_data, str) else 0)
         self.attachments.append(
-            PartAttachment(
+            AttachmentInfo(
                 filename, part.mime, size, part.attachment_id(), part.part_id, part.disposition == "inline", content_id
             )
         )
