@@ -33,7 +33,7 @@ from server.tests.gmail_payloads import (
     multipart,
     text_part,
 )
-from server.tests.test_charsets import CHARSET_CASES
+from server.tests.test_charsets import CHARSET_CASES, _valid_utf8
 
 PDF = b"%PDF-1.4\n%fake pdf bytes\n"
 PNG = b"\x89PNG\r\n\x1a\nfake"
@@ -829,14 +829,6 @@ def _encodable(ch: str, codec: str) -> bool:
     except UnicodeError:
         return False
     return ch not in "\x1b\ufeff" and not "\ud800" <= ch <= "\udfff"
-
-
-def _valid_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _strip_invisible(text: str) -> str:
