@@ -100,7 +100,7 @@ def emulator_process(latency_ms: float, scratch: Path) -> Iterator[EmulatorProce
 def server_env(emulator: EmulatorProcess) -> dict[str, str]:
     """Environment for `python -m server.main` pointed at the emulator (production log level).
 
-    The client-side quota limiter (server/quota.py) is off unless GMAIL_MCP_QUOTA_UNITS_PER_S is set: the
+    The client-side quota limiter (server/gmail/quota.py) is off unless GMAIL_MCP_QUOTA_UNITS_PER_S is set: the
     benchmark's back-to-back calls spend ~5 searches' worth of quota units a second, far beyond an assistant's
     pace, and would time the limiter's pacing instead of the request strategy.
     """

@@ -21,12 +21,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `server` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.html_text import html_to_text
-from server.message_parser import parse_message, parse_raw_message
+from server.content.message import parse_message, parse_raw_message
+from server.content.text.html_text import html_to_text
 from server.tests.data.corpus_mime import message, multipart, part
 from server.tests.data.corpus_structure import NEWSLETTER, large_case
 from server.tests.data.make_corpus import all_cases
-from server.tests.gmail_payloads import gmail_resource
+from server.tests.support.payloads import gmail_resource
 
 MB = 1024 * 1024
 

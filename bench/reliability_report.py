@@ -23,7 +23,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.tests.reliability_support import TALLY_ENV  # noqa: E402 - after the path set-up above
+from server.tests.support.reliability import TALLY_ENV  # noqa: E402 - after the path set-up above
 
 
 def run_suites(pytest_args: list[str], tally_path: Path) -> tuple[int, float]:

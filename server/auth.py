@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from server.config import GMAIL_READONLY_SCOPE, Settings
 from server.errors import AuthError, GmailError, TransientError
-from server.observability import get_logger
+from server.runtime.config import GMAIL_READONLY_SCOPE, Settings
+from server.runtime.observability import get_logger
 
 log = get_logger("auth")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script path: make the `server` package importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.config import GMAIL_READONLY_SCOPE, Settings, load_settings
+from server.runtime.config import GMAIL_READONLY_SCOPE, Settings, load_settings
 
 CREDENTIALS_HELP = """\
 No OAuth client file at {path}.

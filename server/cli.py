@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
-from server.config import PROJECT_ROOT
+from server.runtime.config import PROJECT_ROOT
 
 RULE = "─" * 78
 

@@ -27,16 +27,16 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from server.auth import describe_refresh_failure, single_attempt_request
-from server.config import Settings
 from server.errors import (
     GmailError,
     RateLimitedError,
     TransientError,
 )
-from server.gmail_errors import map_http_error, not_json
-from server.observability import Metrics, get_logger
-from server.quota import UNITS_GET, UNITS_LIST, UNITS_PROFILE, QuotaLimiter
-from server.retry import RetryPolicy, run_with_retries
+from server.gmail.errors import map_http_error, not_json
+from server.gmail.quota import UNITS_GET, UNITS_LIST, UNITS_PROFILE, QuotaLimiter
+from server.gmail.retry import RetryPolicy, run_with_retries
+from server.runtime.config import Settings
+from server.runtime.observability import Metrics, get_logger
 
 if TYPE_CHECKING:
     pass
@@ -275,7 +275,7 @@ class GmailClient:
     def _metadata_batch_on(
         self, session: _Session, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
     ) -> dict[str, dict[str, Any] | GmailError]:
-        from server.lean_batch import LeanBatchHttpRequest, is_compatible  # BatchHttpRequest minus email's CPU
+        from server.gmail.batch import LeanBatchHttpRequest, is_compatible  # BatchHttpRequest minus email's CPU
 
         outcome: dict[str, dict[str, Any] | GmailError] = {}
 

@@ -20,8 +20,8 @@ from contextlib import ExitStack, suppress
 from typing import Any, NoReturn
 
 from server import __version__
-from server.config import Settings, load_settings
-from server.observability import Metrics, get_logger, setup_logging
+from server.runtime.config import Settings, load_settings
+from server.runtime.observability import Metrics, get_logger, setup_logging
 
 log = get_logger("main")
 
@@ -48,9 +48,9 @@ def serve(settings: Settings) -> int:
     from mcp.server.stdio import stdio_server
 
     from server.auth import TokenStore
-    from server.dispatch import build_server
     from server.gmail_client import GmailClient
-    from server.stdio_guard import answer_malformed_lines
+    from server.protocol.dispatch import build_server
+    from server.protocol.stdio_guard import answer_malformed_lines
     from server.tools import ToolContext
 
     metrics = Metrics()
@@ -133,11 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     _stop_on_sigterm()
     with ExitStack() as stack:
         if args.demo:
-            from server.demo_mode import demo_settings
+            from server.runtime.demo_mode import demo_settings
 
             settings = stack.enter_context(demo_settings(settings))
         if args.check:
-            from server.doctor import run_checks
+            from server.runtime.doctor import run_checks
 
             return run_checks(settings)
         return serve(settings)

@@ -14,8 +14,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from server.errors import GmailError, InvalidInputError
-from server.message_parser import (
+from server.content.message import (
     header_value,
     parse_addresses,
     parse_message,
@@ -23,6 +22,9 @@ from server.message_parser import (
     strip_quoted_reply,
     to_iso_date,
 )
+from server.content.text.snippets import clean_snippet
+from server.errors import GmailError, InvalidInputError
+from server.gmail.query import compose_query
 from server.models import (
     AttachmentItem,
     GetMessageInput,
@@ -32,9 +34,7 @@ from server.models import (
     SearchMessagesResult,
     SearchResultItem,
 )
-from server.observability import Metrics
-from server.query import compose_query
-from server.snippets import clean_snippet
+from server.runtime.observability import Metrics
 
 MAX_PAGES = 10  # hard cap on messages.list calls per search, whatever Gmail answers
 GMAIL_PAGE_LIMIT = 500

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from server.auth import TokenStore
-from server.config import Settings, load_settings
 from server.gmail_client import GmailClient
-from server.observability import Metrics
+from server.runtime.config import Settings, load_settings
+from server.runtime.observability import Metrics
 
 
 @dataclass
@@ -69,7 +69,7 @@ def live_token_copy(live_gmail: LiveGmail, tmp_path: Path) -> Path:
 def gmail_emulator(tmp_path_factory: pytest.TempPathFactory):
     """One emulator per test session over a small mailbox built by the tests (see emulator_helpers.py)."""
     from server.emulator import start_emulator
-    from server.tests.emulator_helpers import build_mailbox
+    from server.tests.support.emulator import build_mailbox
 
     with start_emulator(build_mailbox(tmp_path_factory.mktemp("emulator") / "mail")) as emulator:
         yield emulator

@@ -10,9 +10,9 @@ from datetime import datetime, timedelta
 import pytest
 
 from server.auth import TokenStore, read_token_info, token_file_too_open, write_token_file
-from server.config import load_settings
 from server.errors import AuthError, TransientError
-from server.tests.fake_gmail import json_response, token_store
+from server.runtime.config import load_settings
+from server.tests.support.fake_gmail import json_response, token_store
 
 CLIENT = {"client_id": "cid.apps.googleusercontent.com", "client_secret": "shh", "refresh_token": "1//refresh-xyz"}
 

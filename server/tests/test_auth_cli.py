@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 
 from server import auth_cli
-from server.config import GMAIL_READONLY_SCOPE, PROJECT_ROOT
+from server.runtime.config import GMAIL_READONLY_SCOPE, PROJECT_ROOT
 
 
 def test_missing_credentials_file_prints_the_steps_not_a_traceback(tmp_path):

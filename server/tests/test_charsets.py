@@ -1,4 +1,4 @@
-"""Charset decoding, RFC 2047 header words and RFC 2231 parameters (server/charsets.py)."""
+"""Charset decoding, RFC 2047 header words and RFC 2231 parameters (server/content/text/charsets.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from server.charsets import (
+from server.content.text.charsets import (
     decode_bytes,
     decode_header_value,
     decode_text,

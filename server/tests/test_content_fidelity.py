@@ -13,16 +13,16 @@ import time
 
 import pytest
 
+from server.content.message import parse_message, parse_raw_message
 from server.demo import DEMO_MAILBOX
 from server.demo.content import CHARSET_CASES, build_mails
 from server.demo.make_mailbox import build
 from server.emulator import load_mailbox
 from server.emulator.payloads import PayloadBuilder
-from server.message_parser import parse_message, parse_raw_message
-from server.tests.corpus_served import LARGE, MODES, Served, corpus_mailbox, entries, problems, serve
 from server.tests.data.corpus_mime import PDF
 from server.tests.data.corpus_structure import LARGE_END
 from server.tests.data.make_corpus import all_cases, stale_files
+from server.tests.support.corpus_served import LARGE, MODES, Served, corpus_mailbox, entries, problems, serve
 
 ENTRIES = entries()
 # Where the emulator's stand-in for Gmail's UTF-8 conversion loses characters, only declared bytes can match.

@@ -8,14 +8,14 @@ import email
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.charsets import decode_text
+from server.content.message import parse_message, parse_raw_message
+from server.content.mime.part import unarmor_signed
+from server.content.mime.raw import payload_from_bytes
+from server.content.text.charsets import decode_text
+from server.content.text.html_text import html_to_text
+from server.content.text.tidy import tidy_text
 from server.emulator.mime import decode_bytes, leaf_bytes
-from server.html_text import html_to_text
-from server.message_parser import parse_message, parse_raw_message
-from server.mime_part import unarmor_signed
-from server.raw_message import payload_from_bytes
-from server.tests.gmail_payloads import gmail_resource, message_bytes, multipart, text_part
-from server.text_tidy import tidy_text
+from server.tests.support.payloads import gmail_resource, message_bytes, multipart, text_part
 
 HTML = "<h2>Spring sale</h2><p>All garden tools are 30% off until Sunday.</p>"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from mcp.client import Client
 
-from server.dispatch import build_server
-from server.observability import Metrics
-from server.tests.corpus_served import LARGE, Served, corpus_mailbox, serve
+from server.protocol.dispatch import build_server
+from server.runtime.observability import Metrics
 from server.tests.data.corpus_structure import LARGE_END
+from server.tests.support.corpus_served import LARGE, Served, corpus_mailbox, serve
 from server.tools import ToolContext
 
 pytestmark = pytest.mark.anyio

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from server.config import PROJECT_ROOT
+from server.runtime.config import PROJECT_ROOT
 
 
 def check(env_overrides: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from server.config import PROJECT_ROOT
+from server.runtime.config import PROJECT_ROOT
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]

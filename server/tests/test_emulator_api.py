@@ -11,7 +11,7 @@ import pytest
 from googleapiclient.errors import HttpError
 
 from server.emulator import Emulator, start_emulator
-from server.tests.emulator_helpers import (
+from server.tests.support.emulator import (
     CHINESE_TEXT,
     FILLER_COUNT,
     OWNER,

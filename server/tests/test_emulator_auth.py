@@ -17,7 +17,7 @@ from google.auth.exceptions import RefreshError
 from googleapiclient.errors import HttpError
 
 from server.emulator import CLIENT_ID, CLIENT_SECRET, READONLY_SCOPE, REFRESH_TOKEN, Emulator, start_emulator
-from server.tests.emulator_helpers import build_mailbox, gmail_service
+from server.tests.support.emulator import build_mailbox, gmail_service
 
 
 @pytest.fixture(scope="module")

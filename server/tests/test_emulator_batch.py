@@ -13,7 +13,7 @@ from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
 from server.emulator import CLIENT_ID, CLIENT_SECRET, REFRESH_TOKEN, Emulator, start_emulator
-from server.tests.emulator_helpers import build_mailbox, gmail_service
+from server.tests.support.emulator import build_mailbox, gmail_service
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from server.config import PROJECT_ROOT
-from server.tests.emulator_helpers import build_mailbox
+from server.runtime.config import PROJECT_ROOT
+from server.tests.support.emulator import build_mailbox
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
 from server.emulator import Emulator, start_emulator
-from server.tests.emulator_helpers import build_mailbox, control, gmail_service
+from server.tests.support.emulator import build_mailbox, control, gmail_service
 
 PROFILE = "/gmail/v1/users/me/profile"
 

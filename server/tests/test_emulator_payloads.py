@@ -11,7 +11,7 @@ from server.emulator.fields import MESSAGE, MESSAGE_LIST, apply_fields, parse_fi
 from server.emulator.listing import MessageIndex
 from server.emulator.mime import html_to_text, snippet
 from server.emulator.payloads import AttachmentIds, PayloadBuilder
-from server.tests.emulator_helpers import CHINESE_TEXT, JAPANESE_TEXT, PDF_BYTES, build_mailbox, decode_b64url
+from server.tests.support.emulator import CHINESE_TEXT, JAPANESE_TEXT, PDF_BYTES, build_mailbox, decode_b64url
 
 
 @pytest.fixture(scope="module")

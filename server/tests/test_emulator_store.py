@@ -10,7 +10,7 @@ import pytest
 from server.emulator import load_mailbox
 from server.emulator.labels import classify, split_label_header, user_label_id
 from server.emulator.mailbox_store import HOUR_MS
-from server.tests.emulator_helpers import FILLER_COUNT, OWNER, build_mailbox
+from server.tests.support.emulator import FILLER_COUNT, OWNER, build_mailbox
 
 
 @pytest.fixture(scope="module")

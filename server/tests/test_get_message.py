@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from server.errors import NotFoundError
 from server.models import GetMessageInput
-from server.tests.fake_gmail import FakeGmail, gmail_error, json_response
+from server.tests.support.fake_gmail import FakeGmail, gmail_error, json_response
 from server.tools import get_message, render_message
 
 

@@ -15,9 +15,9 @@ from server.errors import (
     RateLimitedError,
     TransientError,
 )
-from server.gmail_errors import parse_retry_after
-from server.retry import RetryPolicy, run_with_retries
-from server.tests.fake_gmail import FakeGmail, gmail_error, json_response, list_page
+from server.gmail.errors import parse_retry_after
+from server.gmail.retry import RetryPolicy, run_with_retries
+from server.tests.support.fake_gmail import FakeGmail, gmail_error, json_response, list_page
 
 PROFILE = json_response({"emailAddress": "alex@example.com", "messagesTotal": 3})
 
@@ -163,10 +163,10 @@ def test_list_asks_only_for_the_fields_it_uses():
 
 
 def test_configured_endpoint_moves_requests_and_batches():
-    from server.config import load_settings
+    from server.runtime.config import load_settings
 
     settings = load_settings(env={"GMAIL_API_ENDPOINT": "http://127.0.0.1:9"}, dotenv=False)
-    from server.tests.fake_gmail import metadata_batch
+    from server.tests.support.fake_gmail import metadata_batch
 
     fake = FakeGmail([metadata_batch(["a"])], settings=settings)
     fake.client.get_messages_metadata(["a"], headers=["From"])
@@ -182,7 +182,7 @@ def test_each_gmail_request_is_logged_with_status_and_retry_count(caplog):
 
 
 def test_batch_part_retries_are_logged_with_their_retry_count(caplog):
-    from server.tests.fake_gmail import metadata_batch
+    from server.tests.support.fake_gmail import metadata_batch
 
     caplog.set_level(logging.INFO, logger="gmail_mcp")
     flaky = {"b": (503, "backendError", "Backend Error")}
@@ -205,7 +205,7 @@ def test_a_failed_enrichment_batch_degrades_results_instead_of_failing_the_searc
 
 
 def test_a_part_missing_from_the_batch_answer_is_retried_as_transient():
-    from server.tests.fake_gmail import batch_response, metadata_batch, metadata_resource
+    from server.tests.support.fake_gmail import batch_response, metadata_batch, metadata_resource
 
     fake = FakeGmail([batch_response({"a": (200, metadata_resource("a"))}), metadata_batch(["b"])])
     results = fake.client.get_messages_metadata(["a", "b"], headers=["From"])
@@ -228,7 +228,7 @@ def test_an_html_page_instead_of_json_is_transient_not_a_crash(call):
 def test_a_401_batch_part_refreshes_once_through_our_transport_and_is_resent():
     from google.oauth2.credentials import Credentials
 
-    from server.tests.fake_gmail import batch_response, metadata_batch
+    from server.tests.support.fake_gmail import batch_response, metadata_batch
 
     credentials = Credentials(
         token="stale",

@@ -1,4 +1,4 @@
-"""HTML -> text for mail (server/html_text.py, server/html_links.py)."""
+"""HTML -> text for mail (server/content/text/html_text.py, server/content/text/html_links.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from server.html_links import link_suffix
-from server.html_text import html_to_text, tidy_text
+from server.content.text.html_links import link_suffix
+from server.content.text.html_text import html_to_text, tidy_text
 
 NEWSLETTER = """<!DOCTYPE html>
 <html><head><title>Weekly Digest</title>

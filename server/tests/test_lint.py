@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from server.config import PROJECT_ROOT
+from server.runtime.config import PROJECT_ROOT
 
 
 def test_ruff_finds_nothing():

@@ -7,8 +7,8 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from server.dispatch import build_server
-from server.tests.fake_gmail import FakeGmail, gmail_error, list_page, metadata_batch
+from server.protocol.dispatch import build_server
+from server.tests.support.fake_gmail import FakeGmail, gmail_error, list_page, metadata_batch
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
@@ -91,7 +91,7 @@ async def test_unknown_tool_is_a_protocol_error(mode):
 
 async def test_missing_token_is_an_auth_error_result(tmp_path):
     from server.auth import TokenStore
-    from server.config import load_settings
+    from server.runtime.config import load_settings
 
     settings = load_settings(env={"GMAIL_TOKEN_PATH": str(tmp_path / "none.json")}, dotenv=False)
     fake = FakeGmail([], settings=settings, credentials=TokenStore(settings))

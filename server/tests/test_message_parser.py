@@ -1,4 +1,4 @@
-"""Gmail resources -> ParsedMessage (server/message_parser.py and the modules it drives)."""
+"""Gmail resources -> ParsedMessage (server/content/message.py and the modules it drives)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.charsets import decode_text
-from server.message_parser import (
+from server.content.message import (
     Address,
     AttachmentInfo,
     ParsedMessage,
@@ -23,7 +22,8 @@ from server.message_parser import (
     strip_quoted_reply,
     to_iso_date,
 )
-from server.tests.gmail_payloads import (
+from server.content.text.charsets import decode_text
+from server.tests.support.payloads import (
     MODES,
     b64url,
     binary_part,
@@ -832,7 +832,7 @@ def _encodable(ch: str, codec: str) -> bool:
 
 
 def _strip_invisible(text: str) -> str:
-    from server.html_text import tidy_text
+    from server.content.text.html_text import tidy_text
 
     return tidy_text(text)
 

@@ -9,9 +9,9 @@ import json
 import jsonschema
 import pytest
 
-from server.dispatch import tool_definition
+from server.content.text.snippets import SNIPPET_CHARS, clean_snippet
 from server.models import SearchMessagesResult, SearchResultItem
-from server.snippets import SNIPPET_CHARS, clean_snippet
+from server.protocol.dispatch import tool_definition
 from server.tools import TOOLS, render_search, short_date
 
 WEEKLY_BYTE = (

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from server.tests.reliability_support import SEARCH, error_of, fault_stack
+from server.tests.support.reliability import SEARCH, error_of, fault_stack
 
 pytestmark = pytest.mark.anyio
 INBOX = {"query": "in:inbox", "max_results": 3}

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from server.tests.reliability_support import GET, SEARCH, error_of, fault_stack
+from server.tests.support.reliability import GET, SEARCH, error_of, fault_stack
 
 pytestmark = pytest.mark.anyio
 INBOX = {"query": "in:inbox", "max_results": 3}

@@ -22,15 +22,15 @@ from hypothesis import strategies as st
 from mcp.client import Client
 from pydantic import ValidationError
 
-from server import dispatch
 from server.auth import TokenStore
-from server.config import load_settings
 from server.errors import NotFoundError
+from server.gmail.query import compose_query
 from server.gmail_client import GmailClient
 from server.models import GetMessageInput, SearchMessagesInput
-from server.observability import Metrics
-from server.query import compose_query
-from server.tests.reliability_support import CATEGORIES, GET, SEARCH, tally
+from server.protocol import dispatch
+from server.runtime.config import load_settings
+from server.runtime.observability import Metrics
+from server.tests.support.reliability import CATEGORIES, GET, SEARCH, tally
 from server.tools import TOOLS, ToolContext
 
 DISPATCH_EXAMPLES = 900  # per tool; each example is several cases (see variants)  # per tool

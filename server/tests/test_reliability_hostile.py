@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from server.emulator import start_emulator
-from server.tests.reliability_support import GET, SEARCH, RawServer, server_env, tally
+from server.tests.support.reliability import GET, SEARCH, RawServer, server_env, tally
 from server.tools import MAX_HEADER_CHARS, MAX_LISTED_ATTACHMENTS
 
 MB = 1024 * 1024

@@ -13,14 +13,14 @@ import anyio
 import httplib2
 import pytest
 
-from server import dispatch
 from server.auth import TokenStore
-from server.config import load_settings
 from server.emulator import start_emulator
 from server.gmail_client import GmailClient
-from server.observability import Metrics
-from server.tests.emulator_helpers import build_mailbox
-from server.tests.reliability_support import GET, SEARCH, StdoutWatch, mcp_over_stdio, result_text, server_env, tally
+from server.protocol import dispatch
+from server.runtime.config import load_settings
+from server.runtime.observability import Metrics
+from server.tests.support.emulator import build_mailbox
+from server.tests.support.reliability import GET, SEARCH, StdoutWatch, mcp_over_stdio, result_text, server_env, tally
 from server.tools import ToolContext
 
 pytestmark = pytest.mark.anyio

@@ -11,12 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from googleapiclient.http import HttpMockSequence
 
-from server.config import load_settings
 from server.errors import GmailError
+from server.gmail.quota import QuotaLimiter
 from server.gmail_client import GmailClient
-from server.quota import QuotaLimiter
-from server.tests.fake_gmail import StaticCredentials, gmail_error, json_response, list_page, metadata_batch
-from server.tests.reliability_support import tally
+from server.runtime.config import load_settings
+from server.tests.support.fake_gmail import StaticCredentials, gmail_error, json_response, list_page, metadata_batch
+from server.tests.support.reliability import tally
 
 
 class FakeTime:

@@ -15,8 +15,8 @@ import stat
 import pytest
 
 from server.auth import write_token_file
-from server.observability import JsonFormatter, scrub
-from server.tests.reliability_support import (
+from server.runtime.observability import JsonFormatter, scrub
+from server.tests.support.reliability import (
     GET,
     SEARCH,
     SecretWatch,

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from server.tests.reliability_support import GET, SEARCH, RawServer, server_env, tally
+from server.tests.support.reliability import GET, SEARCH, RawServer, server_env, tally
 
 TEN_MB = 10 * 1024 * 1024
 GARBAGE: list[tuple[str, bytes, int | None]] = [  # (what, line, the error code expected; None: no answer)

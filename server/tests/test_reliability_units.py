@@ -11,10 +11,10 @@ import mcp_types as types
 import pytest
 from pydantic import ValidationError
 
-from server.config import load_settings
 from server.errors import AuthError, TransientError
-from server.stdio_guard import error_for_malformed
-from server.tests.fake_gmail import json_response, token_store
+from server.protocol.stdio_guard import error_for_malformed
+from server.runtime.config import load_settings
+from server.tests.support.fake_gmail import json_response, token_store
 from server.tools import MAX_ITEM_FIELD_CHARS, bounded, summarize_metadata
 
 

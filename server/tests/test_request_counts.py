@@ -19,10 +19,10 @@ import pytest
 from mcp.client import Client
 
 from server.auth import TokenStore
-from server.config import load_settings
-from server.dispatch import build_server
 from server.gmail_client import GmailClient
-from server.observability import Metrics
+from server.protocol.dispatch import build_server
+from server.runtime.config import load_settings
+from server.runtime.observability import Metrics
 from server.tools import ENRICH_HEADERS, ToolContext
 
 pytestmark = pytest.mark.anyio

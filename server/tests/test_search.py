@@ -10,9 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from server.errors import RateLimitedError, TransientError
+from server.gmail.query import compose_query, label, newer_than
 from server.models import SearchMessagesInput
-from server.query import compose_query, label, newer_than
-from server.tests.fake_gmail import FakeGmail, gmail_error, list_page, metadata_batch
+from server.tests.support.fake_gmail import FakeGmail, gmail_error, list_page, metadata_batch
 from server.tools import EMPTY_RESULT_HINT, MAX_PAGES, collect_message_refs, search_messages
 
 

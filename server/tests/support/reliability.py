@@ -27,8 +27,8 @@ from typing import IO, Any
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from server.config import PROJECT_ROOT
 from server.emulator import CLIENT_SECRET, REFRESH_TOKEN, Emulator
+from server.runtime.config import PROJECT_ROOT
 
 TALLY_ENV = "GMAIL_MCP_RELIABILITY_TALLY"
 CATEGORIES = frozenset(
@@ -278,7 +278,7 @@ class FaultStack:
 
     def __init__(self, root: Path, timeout_s: float) -> None:
         from server.emulator import start_emulator
-        from server.tests.emulator_helpers import build_mailbox
+        from server.tests.support.emulator import build_mailbox
 
         self.root = root
         self.mailbox = build_mailbox(root / "mail")

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from server.config import Settings
 from server.errors import GmailError
+from server.runtime.config import Settings
 
 
 def _credentials_state(settings: Settings) -> tuple[str, str]:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from server.auth import TokenStore
-from server.config import Settings, load_settings
+from server.content.message import ParsedMessage, parse_message
 from server.emulator import Emulator, start_emulator
 from server.gmail_client import GmailClient
-from server.message_parser import ParsedMessage, parse_message
+from server.runtime.config import Settings, load_settings
 from server.tests.data.corpus_structure import large_case
 from server.tests.data.make_corpus import CORPUS_DIR, EXPECTED
 

@@ -15,7 +15,7 @@ import codecs
 import re
 from functools import lru_cache
 
-from server.charset_guess import guess_decode, plausibility
+from server.content.text.charset_guess import guess_decode, plausibility
 
 
 def _labels(names: str, codec: str) -> dict[str, str]:

@@ -14,7 +14,7 @@ import email.policy
 from email import errors
 from email.message import Message
 
-from server.charsets import lenient_b64
+from server.content.text.charsets import lenient_b64
 
 _MAX_DEPTH = 100
 _SIZED_DEPTH = 4  # forwards nested deeper get size 0: hostile nesting must not cost one regeneration per level

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 GMAIL_READONLY_SCOPE = "https://www.googleapis.com/auth/gmail.readonly"
 GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
 
@@ -31,7 +31,9 @@ class Settings:
     enrich_top_k: int
     request_timeout_s: float
     backoff_scale: float  # multiplies every retry wait; 1.0 in production, tiny in fault suites
-    quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side Gmail quota budget (server/quota.py); 0: off
+    quota_units_per_s: float = (
+        DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
+    )
 
     @property
     def endpoint(self) -> str:

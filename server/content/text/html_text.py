@@ -18,8 +18,8 @@ from __future__ import annotations
 import html
 import re
 
-from server.html_links import link_suffix
-from server.text_tidy import tidy_text
+from server.content.text.html_links import link_suffix
+from server.content.text.tidy import tidy_text
 
 _TAG = re.compile(r"""<(/?)([A-Za-z][^\s/>]*)((?:[^>"'=]+|=\s*"[^"]*"?|=\s*'[^']*'?|["'=])*)>?""")
 _ATTR = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s>]*)))?""")

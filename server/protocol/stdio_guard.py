@@ -21,7 +21,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR
 from pydantic import ValidationError
 
-from server.observability import get_logger
+from server.runtime.observability import get_logger
 
 log = get_logger("stdio")
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_tz
 
-from server.body_slice import BodySlice, slice_body, strip_quoted_reply
-from server.charsets import decode_header_value, lenient_b64
-from server.mime_part import first_headers
-from server.mime_walk import AttachmentInfo, walk_payload
-from server.raw_message import payload_from_bytes
+from server.content.mime.part import first_headers
+from server.content.mime.raw import payload_from_bytes
+from server.content.mime.walk import AttachmentInfo, walk_payload
+from server.content.text.body_slice import BodySlice, slice_body, strip_quoted_reply
+from server.content.text.charsets import decode_header_value, lenient_b64
 
 __all__ = [
     "Address",

@@ -14,9 +14,9 @@ from typing import Any
 from googleapiclient.http import HttpMockSequence
 
 from server.auth import TokenStore
-from server.config import Settings, load_settings
 from server.gmail_client import GmailClient
-from server.observability import Metrics
+from server.runtime.config import Settings, load_settings
+from server.runtime.observability import Metrics
 
 Response = tuple[dict[str, str], bytes | str]
 BATCH_BOUNDARY = "batch_test_boundary"

@@ -21,8 +21,8 @@ from pydantic import ValidationError
 
 from server import __version__
 from server.errors import GmailError, InternalError, InvalidInputError
-from server.observability import get_logger
-from server.schemas import input_schema, output_schema
+from server.protocol.schemas import input_schema, output_schema
+from server.runtime.observability import get_logger
 from server.tools import TOOLS, UNTRUSTED_CONTENT, ToolContext, ToolSpec
 
 log = get_logger("dispatch")

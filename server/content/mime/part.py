@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from server.charsets import decode_header_value, parse_header_params
+from server.content.text.charsets import decode_header_value, parse_header_params
 
 # Extensions for synthesized attachment names; a table rather than `mimetypes`, which reads system files.
 _EXTENSIONS = {

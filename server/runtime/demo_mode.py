@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from server.config import Settings
-from server.observability import get_logger
+from server.runtime.config import Settings
+from server.runtime.observability import get_logger
 
 log = get_logger("demo")
 

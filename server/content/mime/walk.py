@@ -12,12 +12,12 @@ import re
 from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
-from server.calendar_text import summarize_calendar
-from server.charsets import decode_header_value, decode_text, lenient_b64
-from server.html_text import html_to_text
-from server.mime_part import MimePart, header_lines, unarmor_signed, unflow
-from server.raw_message import payload_from_bytes
-from server.text_tidy import tidy_text
+from server.content.mime.part import MimePart, header_lines, unarmor_signed, unflow
+from server.content.mime.raw import payload_from_bytes
+from server.content.text.calendar_text import summarize_calendar
+from server.content.text.charsets import decode_header_value, decode_text, lenient_b64
+from server.content.text.html_text import html_to_text
+from server.content.text.tidy import tidy_text
 
 MAX_DEPTH = 100
 MAX_PARTS = 5000

@@ -1,0 +1,1 @@
+"""Runtime concerns: settings, logging and metrics, the account registry, --check, demo mode."""
