@@ -1,6 +1,7 @@
 """Runtime credentials: load the token file `auth_cli.py` wrote, refresh it when needed. Never a browser, never stdin.
 
-The server runs under a desktop client with no terminal, so consent cannot happen here (design decision 4). Each
+The server runs under a desktop client with no terminal, so consent cannot happen here (the design's two-phase
+auth: `auth_cli.py` once in a terminal, then only refreshes). Each
 call asks `TokenStore.get()`, which re-reads the token file whenever it changed on disk: a user who runs
 `auth_cli.py` while the server is up is served on the next call, and a deleted or corrupted file is reported at
 once instead of being masked by a cached token.
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from server.errors import AuthError, GmailError, TransientError
+from server.gmail.errors import describe_refresh_failure, first_line
+from server.hints import auth_command, rerun_auth
 from server.runtime.config import GMAIL_READONLY_SCOPE, Settings
 from server.runtime.observability import get_logger
 
@@ -32,46 +35,6 @@ SUFFICIENT_SCOPES = frozenset(
         "https://mail.google.com/",
     }
 )
-RUN_AUTH_CLI = "Run `python server/auth_cli.py` in a terminal (once, with a browser) to create it"
-SEVEN_DAY_NOTE = (
-    "Google rejected the refresh token (invalid_grant): it was revoked, or it expired. OAuth apps whose "
-    "publishing status is 'Testing' get refresh tokens that expire after 7 days."
-)
-
-
-def describe_refresh_failure(exc: Exception) -> GmailError:
-    """Translates a google-auth refresh failure into the project's error tree."""
-    from google.auth import exceptions as google_exceptions
-
-    text = str(exc)
-    if isinstance(exc, google_exceptions.RefreshError):
-        if "invalid_grant" in text:
-            return AuthError(
-                SEVEN_DAY_NOTE,
-                hint="Re-run `python server/auth_cli.py` to authorize again. To stop weekly expiry, set the OAuth "
-                "consent screen's publishing status to 'In production' in the Google Cloud console.",
-            )
-        if "invalid_client" in text or "unauthorized_client" in text:
-            return AuthError(
-                "Google rejected the OAuth client in the token file (invalid_client): the client was deleted or "
-                "its secret was reset.",
-                hint="Download a fresh credentials.json (Desktop app client), then re-run `python server/auth_cli.py`.",
-            )
-        if getattr(exc, "retryable", False):
-            return TransientError("Google's token endpoint failed temporarily while refreshing the access token.")
-        # Only the library's own first line: later arguments may hold the token endpoint's raw answer.
-        reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "unknown error"
-        return AuthError(f"Refreshing the access token failed: {_first_line(reason)}")
-    return TransientError(
-        "Could not reach Google's token endpoint to refresh the access token (network problem).",
-        hint="Check the internet connection (or proxy), then retry.",
-    )
-
-
-def _first_line(text: str) -> str:
-    return text.splitlines()[0][:200] if text else "unknown error"
-
-
 # Statuses google-auth would retry on its own (google.auth.transport.DEFAULT_RETRYABLE_STATUS_CODES).
 _TOKEN_ENDPOINT_RETRYABLE = frozenset({408, 429, 500, 503, 504})
 
@@ -154,7 +117,8 @@ class TokenStore:
             self._credentials = None
             raise AuthError(
                 f"No Gmail token file at {self.path}.",
-                hint=f"{RUN_AUTH_CLI}; the server picks it up without a restart.",
+                hint=f"Run `{auth_command()}` in a terminal (once, with a browser) to create it; the server picks "
+                "it up without a restart.",
             ) from None
         except OSError as exc:
             raise AuthError(f"Cannot read the token file {self.path}: {exc.strerror}.") from None
@@ -168,11 +132,11 @@ class TokenStore:
             credentials = Credentials.from_authorized_user_info(info)
         except (ValueError, TypeError) as exc:
             raise AuthError(
-                f"The token file {self.path} is not a valid authorized-user token ({_first_line(str(exc))}).",
-                hint=f"Delete it and {RUN_AUTH_CLI[0].lower()}{RUN_AUTH_CLI[1:]} again.",
+                f"The token file {self.path} is not a valid authorized-user token ({first_line(str(exc))}).",
+                hint=f"Delete it and run `{auth_command()}` again.",
             ) from None
         if self._settings.token_uri:
-            # google-auth ignores token_uri in the file (see notes/gmail-api-wire.md); only an explicit override works.
+            # google-auth refreshes against the token_uri it was built with, not the file's: override it explicitly.
             expiry = credentials.expiry
             credentials = credentials.with_token_uri(self._settings.token_uri)
             # with_token_uri() copies everything but the expiry, which would make a stale token look valid forever.
@@ -213,30 +177,33 @@ def read_token_info(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise AuthError(f"No Gmail token file at {path}.", hint=RUN_AUTH_CLI + ".") from None
+        raise AuthError(
+            f"No Gmail token file at {path}.",
+            hint=f"Run `{auth_command()}` in a terminal (once, with a browser) to create it.",
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise AuthError(
             f"Cannot read the token file {path}: {reason}.",
-            hint="Fix its permissions, or delete it and run `python server/auth_cli.py` again.",
+            hint=f"Fix its permissions, or delete it and run `{auth_command()}` again.",
         ) from None
     try:
         info = json.loads(text)
     except json.JSONDecodeError:
         raise AuthError(
             f"The token file {path} is not valid JSON (corrupted or truncated).",
-            hint="Delete it and run `python server/auth_cli.py` again.",
+            hint=f"Delete it and run `{auth_command()}` again.",
         ) from None
     if not isinstance(info, dict):
         raise AuthError(
             f"The token file {path} does not hold a JSON object.",
-            hint="Delete it and run `python server/auth_cli.py` again.",
+            hint=f"Delete it and run `{auth_command()}` again.",
         )
     missing = [key for key in ("refresh_token", "client_id", "client_secret") if not info.get(key)]
     if missing:
         raise AuthError(
             f"The token file {path} has no {', '.join(missing)}, so access cannot be renewed.",
-            hint="Run `python server/auth_cli.py` again: it always asks Google for a refresh token.",
+            hint=rerun_auth() + " It always asks Google for a refresh token.",
         )
     scopes = info.get("scopes")
     if isinstance(scopes, str):
@@ -245,7 +212,7 @@ def read_token_info(path: Path) -> dict[str, Any]:
         raise AuthError(
             f"The token in {path} was granted too narrow a scope ({', '.join(map(str, scopes))}); "
             f"reading and searching mail needs {GMAIL_READONLY_SCOPE}.",
-            hint="Run `python server/auth_cli.py` again and allow 'View your email messages and settings'.",
+            hint=rerun_auth("allow 'View your email messages and settings'"),
         )
     return info
 

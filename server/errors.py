@@ -10,13 +10,15 @@
     ├── InvalidInputError      invalid_input      bad tool arguments, or a query Gmail rejects
     └── InternalError          internal_error     a bug in this server: logged with a traceback
 
-Google's exceptions are translated into this tree in exactly one place (`gmail_client.py` and `auth.py`); nothing
+Google's exceptions are translated into this tree in exactly one place (`gmail/errors.py`); nothing
 above the client imports googleapiclient. The MCP dispatcher turns any GmailError into an `isError` tool result.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
+
+from server.hints import rerun_auth, run_auth
 
 
 class GmailError(Exception):
@@ -60,14 +62,13 @@ class GmailError(Exception):
 
 class AuthError(GmailError):
     code = "auth_error"
-    default_hint = "Run `python server/auth_cli.py` in a terminal to authorize Gmail access, then retry."
+    default_hint = run_auth()
 
 
 class PermissionDeniedError(GmailError):
     code = "permission_denied"
-    default_hint = (
-        "The token lacks the gmail.readonly scope or the account's policy forbids API access: "
-        "re-run `python server/auth_cli.py` and grant read access."
+    default_hint = "The token lacks the scope this needs, or the account's policy forbids API access. " + rerun_auth(
+        "grant the access Google asks for"
     )
 
 

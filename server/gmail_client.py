@@ -10,41 +10,43 @@ document ships inside the library and is parsed once per process; resource objec
 Start-up: google-api-python-client, google-auth and httplib2 are imported on first use, not at import time, so
 the server answers `tools/list` without paying for them.
 
-Batches: `new_batch_http_request()` ignores `api_endpoint` (notes/gmail-api-wire.md), so batches are built with
-an explicit `batch_uri` derived from the configured endpoint.
+Batches: `new_batch_http_request()` ignores `api_endpoint` (it always posts to Google's own batch URL), so batches
+are built with an explicit `batch_uri` derived from the configured endpoint.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
-import socket
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from server.auth import describe_refresh_failure, single_attempt_request
+from server.auth import single_attempt_request
 from server.errors import (
     GmailError,
     RateLimitedError,
     TransientError,
 )
-from server.gmail.errors import map_http_error, not_json
+from server.gmail.errors import not_json, translate
 from server.gmail.quota import UNITS_GET, UNITS_LIST, UNITS_PROFILE, QuotaLimiter
 from server.gmail.retry import RetryPolicy, run_with_retries
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
 
-if TYPE_CHECKING:
-    pass
-
 log = get_logger("gmail")
+T = TypeVar("T")
 
 BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50.
 IDLE_SESSIONS = 8  # kept for reuse; more exist only while that many calls run at once
+
+
+def _patience(error: GmailError) -> tuple[bool, float]:
+    """Orders retryable errors by how long they ask to wait: rate limits first, then the longest Retry-After."""
+    return isinstance(error, RateLimitedError), error.retry_after_s or 0.0
 
 
 class CredentialSource(Protocol):
@@ -97,6 +99,7 @@ class GmailClient:
         settings: endpoint, timeout and backoff scale.
         credentials: where valid credentials come from (`auth.TokenStore`).
         sleep: injected so tests assert backoff sequences without waiting.
+        rand: the jitter source of retry waits, in [0, 1) (tests pass a constant).
         http_factory: builds a fresh `httplib2.Http`-compatible object per session (tests pass HttpMockSequence).
         clock: wall-clock seconds, used to turn "Retry after <time>" into a wait.
     """
@@ -111,12 +114,14 @@ class GmailClient:
         http_factory: Callable[[], Any] | None = None,
         clock: Callable[[], float] = time.time,
         quota: QuotaLimiter | None = None,
+        rand: Callable[[], float] = random.random,
     ) -> None:
         self._settings = settings
         self._credentials = credentials
         self._metrics = metrics or Metrics()
         self._sleep = sleep
         self._clock = clock
+        self._rand = rand
         self._http_factory = http_factory or (lambda: _default_http(settings.request_timeout_s))
         self._policy = RetryPolicy(scale=settings.backoff_scale)
         self._quota = quota or QuotaLimiter(settings.quota_units_per_s)
@@ -192,7 +197,12 @@ class GmailClient:
             self._log_request(endpoint, started, retry_count=retry_count)
             return response
 
-        return run_with_retries(attempt, policy=self._policy, sleep=self._sleep, on_retry=self._on_retry(endpoint))
+        return self._retrying(attempt, endpoint)
+
+    def _retrying(self, attempt: Callable[[], T], endpoint: str) -> T:
+        return run_with_retries(
+            attempt, policy=self._policy, sleep=self._sleep, rand=self._rand, on_retry=self._on_retry(endpoint)
+        )
 
     def _on_retry(self, endpoint: str) -> Callable[[GmailError, int, float], None]:
         def note(error: GmailError, retry_number: int, delay_s: float) -> None:
@@ -227,43 +237,38 @@ class GmailClient:
     def _metadata_batch_with_retries(
         self, message_ids: list[str], headers: Sequence[str], fields: str | None
     ) -> dict[str, dict[str, Any] | GmailError]:
+        """One batch, then follow-up batches of only the parts that failed retryably, under the one retry loop.
+
+        A failed part makes the attempt raise (the most patient error of the failed parts stands for them), so
+        the same policy, waits and retry counts apply as to a single call. What still fails in the end stays in
+        the results as its GmailError; a whole batch that keeps failing gives its error to every pending part.
+        """
         results: dict[str, dict[str, Any] | GmailError] = {}
-        pending, retries_done, requests_sent = message_ids, 0, 0
+        pending, attempts = message_ids, 0
 
-        def send_once(ids: list[str]) -> dict[str, dict[str, Any] | GmailError]:
-            nonlocal requests_sent
-            retry_count, requests_sent = requests_sent, requests_sent + 1
-            return self._metadata_batch_once(ids, headers, fields, retry_count=retry_count)
-
-        while True:
-            try:
-                outcome = run_with_retries(
-                    lambda ids=pending: send_once(ids),
-                    policy=self._policy,
-                    sleep=self._sleep,
-                    on_retry=self._on_retry("batch"),
+        def attempt() -> None:
+            nonlocal pending, attempts
+            retry_count, attempts = attempts, attempts + 1
+            outcome = self._metadata_batch_once(pending, headers, fields, retry_count=retry_count)
+            results.update(outcome)
+            failed = [outcome[message_id] for message_id in pending if isinstance(outcome[message_id], GmailError)]
+            for error in failed:
+                error.retry_count = retry_count
+            retryable = [error for error in failed if isinstance(error, GmailError) and error.retryable]
+            if retryable:
+                pending = [message_id for message_id in pending if outcome[message_id] in retryable]
+                log.warning(
+                    "retrying failed batch parts",
+                    extra={"endpoint": "messages.get(batch)", "parts": len(pending), "retry_count": attempts},
                 )
-            except GmailError as error:  # the whole batch failed, retries included: these messages lose their
-                results.update(dict.fromkeys(pending, error))  # details, the search goes on
-                return results
-            retry_ids, waits = [], []
-            for message_id in pending:
-                result = results[message_id] = outcome[message_id]
-                if isinstance(result, GmailError):
-                    result.retry_count = retries_done
-                    delay = self._policy.delay_for(result, retries_done)
-                    if delay is not None:
-                        retry_ids.append(message_id)
-                        waits.append(delay)
-            if not retry_ids:
-                return results
-            retries_done += 1
-            log.warning(
-                "retrying failed batch parts",
-                extra={"endpoint": "messages.get(batch)", "parts": len(retry_ids), "retry_count": retries_done},
-            )
-            self._sleep(max(waits))
-            pending = retry_ids
+                raise max(retryable, key=_patience)
+
+        try:
+            self._retrying(attempt, "batch")
+        except GmailError as error:
+            if not any(results.get(message_id) is error for message_id in pending):
+                results.update(dict.fromkeys(pending, error))  # the whole batch failed: these lose their details
+        return results
 
     def _metadata_batch_once(
         self, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
@@ -349,32 +354,10 @@ class GmailClient:
         if session is not None:
             session.broken = True
 
-    # -- error mapping: the one place Google's exceptions become ours ------------------------------------------
+    # -- error mapping: the one table is gmail/errors.py --------------------------------------------------------
 
     def _map_exception(self, exc: Exception, endpoint: str) -> GmailError:
-        import httplib2
-        from google.auth import exceptions as google_auth_exceptions
-        from googleapiclient.errors import HttpError
-
-        if isinstance(exc, GmailError):
-            return exc
-        from googleapiclient.errors import BatchError
-
-        if isinstance(exc, BatchError):  # subclass of HttpError whose resp may be None: an unreadable batch answer
-            return TransientError(f"Gmail's batch answer could not be read ({endpoint}).")
-        if isinstance(exc, HttpError):
-            return map_http_error(exc, now=self._clock())
-        if isinstance(exc, (google_auth_exceptions.RefreshError, google_auth_exceptions.TransportError)):
-            return describe_refresh_failure(exc)
-        self._discard_session()
-        if isinstance(exc, (socket.timeout, TimeoutError)):
-            return TransientError(
-                f"Gmail did not answer within {self._settings.request_timeout_s:g} s ({endpoint}).",
-                hint="Gmail or the network is slow right now: retry in a few seconds.",
-            )
-        if isinstance(exc, (ConnectionError, OSError, httplib2.HttpLib2Error, http.client.HTTPException)):
-            return TransientError(
-                f"Could not reach Gmail ({type(exc).__name__}) for {endpoint}.",
-                hint="Check the internet connection (or proxy/VPN), then retry.",
-            )
-        raise exc  # a bug, not a Gmail failure: the dispatcher reports it as internal_error
+        translated = translate(exc, endpoint=endpoint, now=self._clock(), timeout_s=self._settings.request_timeout_s)
+        if translated.connection_broken:
+            self._discard_session()
+        return translated.error

@@ -2,8 +2,8 @@
 
 googleapiclient serializes every part of a batch, and then the multipart envelope, through `email.generator`,
 whose header folding costs ~0.1 ms per part: 1.2 ms of CPU for a 10-part enrichment batch, more than the rest
-of a search's work in this server put together. The body is plain text in a fixed shape
-(notes/gmail-api-wire.md), so this subclass writes the same bytes directly (a test compares the two byte for
+of a search's work in this server put together. The body is plain text in a fixed shape (multipart/mixed of
+application/http parts), so this subclass writes the same bytes directly (a test compares the two byte for
 byte). Reading the answer takes the same shortcut: the library feeds it, and then every part again, through
 `email.feedparser` (0.5 ms for 10 parts, plus a regex compiled per answer for its boundary); a plain split
 gives the same (response, content) pairs, and any answer it does not recognise goes to the library's parser

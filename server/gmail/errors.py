@@ -1,15 +1,21 @@
-"""Gmail's HTTP errors mapped into the project's error tree: pure functions of a status, a JSON body and headers.
+"""The one translation table from Google's exceptions to the project's error tree (`server/errors.py`).
 
-Used by `gmail_client.py`, the one module that sees Google's exceptions; kept apart so the mapping table reads
-in one sitting. Every branch ends in a category the assistant can act on (see `errors.py`).
+`translate(exc, ...)` takes whatever the Google stack raised (an `HttpError` with Gmail's JSON body, a google-auth
+`RefreshError`/`TransportError`, a socket timeout, an httplib2 or http.client failure) and returns the GmailError
+the assistant sees, saying whether the connection is now suspect. The HTTP part is a pure function of a status,
+a JSON body and headers. Used by `gmail_client.py` and `auth.py`, the two modules that see Google's exceptions;
+every branch ends in a category the assistant can act on, with a hint from `server/hints.py`.
 """
 
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import re
+import socket
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -23,6 +29,7 @@ from server.errors import (
     RateLimitedError,
     TransientError,
 )
+from server.hints import NEW_CLIENT_FILE, auth_command, rerun_auth
 
 if TYPE_CHECKING:
     from googleapiclient.errors import HttpError
@@ -96,7 +103,7 @@ def map_http_error(exc: HttpError, *, now: float) -> GmailError:
     if status == 401:
         return AuthError(
             "Gmail rejected the access token (401) and refreshing it did not help.",
-            hint="Re-run `python server/auth_cli.py` to authorize again.",
+            hint=rerun_auth(),
             **common,
         )
     if status == 403:
@@ -125,3 +132,78 @@ def map_http_error(exc: HttpError, *, now: float) -> GmailError:
     return InvalidInputError(
         f"Gmail rejected the request (HTTP {status}): {message or 'bad request'}.", hint=hint, **common
     )
+
+
+SEVEN_DAY_NOTE = (
+    "Google rejected the refresh token (invalid_grant): it was revoked, or it expired. OAuth apps whose "
+    "publishing status is 'Testing' get refresh tokens that expire after 7 days."
+)
+
+
+def describe_refresh_failure(exc: Exception) -> GmailError:
+    """Translates a google-auth refresh failure into the project's error tree."""
+    from google.auth import exceptions as google_exceptions
+
+    text = str(exc)
+    if isinstance(exc, google_exceptions.RefreshError):
+        if "invalid_grant" in text:
+            return AuthError(
+                SEVEN_DAY_NOTE,
+                hint=rerun_auth()
+                + " To stop weekly expiry, set the OAuth consent screen's publishing status to 'In production' in "
+                "the Google Cloud console.",
+            )
+        if "invalid_client" in text or "unauthorized_client" in text:
+            return AuthError(
+                "Google rejected the OAuth client in the token file (invalid_client): the client was deleted or "
+                "its secret was reset.",
+                hint=f"{NEW_CLIENT_FILE}, then re-run `{auth_command()}`.",
+            )
+        if getattr(exc, "retryable", False):
+            return TransientError("Google's token endpoint failed temporarily while refreshing the access token.")
+        # Only the library's own first line: later arguments may hold the token endpoint's raw answer.
+        reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "unknown error"
+        return AuthError(f"Refreshing the access token failed: {first_line(reason)}")
+    return TransientError(
+        "Could not reach Google's token endpoint to refresh the access token (network problem).",
+        hint="Check the internet connection (or proxy), then retry.",
+    )
+
+
+def first_line(text: str) -> str:
+    return text.splitlines()[0][:200] if text else "unknown error"
+
+
+@dataclass(frozen=True)
+class Translated:
+    error: GmailError
+    connection_broken: bool  # a network failure: the connection it happened on must not be reused
+
+
+def translate(exc: Exception, *, endpoint: str, now: float, timeout_s: float) -> Translated:
+    """Any exception of the Google stack as a GmailError; an unexpected exception (a bug) is raised again."""
+    import httplib2
+    from google.auth import exceptions as google_auth_exceptions
+    from googleapiclient.errors import BatchError, HttpError
+
+    if isinstance(exc, GmailError):
+        return Translated(exc, False)
+    if isinstance(exc, BatchError):  # subclass of HttpError whose resp may be None: an unreadable batch answer
+        return Translated(TransientError(f"Gmail's batch answer could not be read ({endpoint})."), False)
+    if isinstance(exc, HttpError):
+        return Translated(map_http_error(exc, now=now), False)
+    if isinstance(exc, (google_auth_exceptions.RefreshError, google_auth_exceptions.TransportError)):
+        return Translated(describe_refresh_failure(exc), False)
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        error = TransientError(
+            f"Gmail did not answer within {timeout_s:g} s ({endpoint}).",
+            hint="Gmail or the network is slow right now: retry in a few seconds.",
+        )
+        return Translated(error, True)
+    if isinstance(exc, (ConnectionError, OSError, httplib2.HttpLib2Error, http.client.HTTPException)):
+        error = TransientError(
+            f"Could not reach Gmail ({type(exc).__name__}) for {endpoint}.",
+            hint="Check the internet connection (or proxy/VPN), then retry.",
+        )
+        return Translated(error, True)
+    raise exc  # a bug, not a Gmail failure: the dispatcher reports it as internal_error

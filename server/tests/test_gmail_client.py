@@ -255,3 +255,26 @@ def test_a_stale_page_token_is_invalid_input_with_a_page_token_hint():
     with pytest.raises(InvalidInputError) as caught:
         fake.client.list_messages(query="x", max_results=5, page_token="stale")
     assert "next_page_token of a previous call with the same query" in caught.value.hint
+
+
+def test_waits_are_jittered_by_up_to_a_quarter_from_the_injected_random_source():
+    policy = RetryPolicy()
+    assert policy.delay_for(RateLimitedError("x"), 0, lambda: 0.0) == 1.0
+    assert policy.delay_for(RateLimitedError("x"), 2, lambda: 1.0) == 5.0
+    sleeps: list[float] = []
+
+    def attempt():
+        raise TransientError("down")
+
+    with pytest.raises(TransientError):
+        run_with_retries(attempt, policy=policy, sleep=sleeps.append, rand=lambda: 0.5)
+    assert sleeps == [1.125, 2.25]
+
+
+def test_client_retry_waits_use_its_random_source():
+    import random
+
+    expected = [1.0 * (1 + 0.25 * random.Random(7).random())]
+    fake = FakeGmail([gmail_error(503, "backendError", "down"), PROFILE], rand=random.Random(7).random)
+    fake.client.get_profile()
+    assert fake.sleeps == pytest.approx(expected) and 1.0 <= fake.sleeps[0] < 1.25

@@ -122,6 +122,7 @@ class FakeGmail:
     credentials: Any = field(default_factory=StaticCredentials)
     sleeps: list[float] = field(default_factory=list)
     metrics: Metrics = field(default_factory=Metrics)
+    rand: Callable[[], float] = lambda: 0.0  # waits exactly as the design's table says; jitter has its own test
 
     def __post_init__(self) -> None:
         self.mock = HttpMockSequence(self.responses)
@@ -130,6 +131,7 @@ class FakeGmail:
             self.credentials,
             metrics=self.metrics,
             sleep=self.sleeps.append,
+            rand=self.rand,
             http_factory=lambda: self.mock,
             clock=lambda: 1_800_000_000.0,
         )
