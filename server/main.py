@@ -47,15 +47,12 @@ def serve(settings: Settings) -> int:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from server.auth import TokenStore
-    from server.gmail_client import GmailClient
     from server.protocol.dispatch import build_server
     from server.protocol.stdio_guard import answer_malformed_lines
-    from server.tools import ToolContext
+    from server.runtime.accounts import AccountRegistry
 
     metrics = Metrics()
-    client = GmailClient(settings, TokenStore(settings), metrics=metrics)
-    server = build_server(ToolContext(gmail=client, enrich_top_k=settings.enrich_top_k, metrics=metrics))
+    server = build_server(AccountRegistry.single(settings, metrics=metrics))
     report_token_state(settings)
 
     async def run() -> None:

@@ -1,13 +1,16 @@
-"""MCP wiring: the tool table becomes `tools/list`, and every `tools/call` becomes a result, never a crash.
+"""MCP wiring: the offered tools become `tools/list`, and every `tools/call` becomes a result, never a crash.
 
 The low-level SDK validates nothing and turns exceptions into protocol errors, so this layer validates arguments
 with the tool's pydantic model, runs the blocking Gmail work in a worker thread (keeping the event loop free for
 other calls and pings), and converts every failure into `CallToolResult(isError=True)` with a category, a
-message and a hint. Only an unknown tool name is a protocol error.
+message and a hint. Only an unknown tool name is a protocol error. Which tools exist is asked on every
+`tools/list` (`server/tools.py`'s `offered_tools`): a token re-authorized with other scopes while the server runs
+changes the list without a restart.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from typing import Any
@@ -23,28 +26,35 @@ from server import __version__
 from server.errors import GmailError, InternalError, InvalidInputError
 from server.protocol.schemas import input_schema, output_schema
 from server.runtime.observability import get_logger
-from server.tools import TOOLS, UNTRUSTED_CONTENT, ToolContext, ToolSpec
+from server.tools import ContextSource, Toolset, ToolSpec, offered_tools
+from server.toolsets import ALL_TOOLSETS
+from server.toolsets.common import UNTRUSTED_CONTENT
 
 log = get_logger("dispatch")
 
 INSTRUCTIONS = (
-    "Read-only access to the user's Gmail. Find messages with gmail_search_messages (Gmail search syntax), then "
+    "Access to the user's Gmail. Find messages with gmail_search_messages (Gmail search syntax), then "
     "read one with gmail_get_message using an id from the search. Errors carry a category and a hint saying "
     "what to do next. " + UNTRUSTED_CONTENT
 )
-ANNOTATIONS = types.ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
-)
 
 
+@functools.cache
 def tool_definition(spec: ToolSpec) -> types.Tool:
+    """The `tools/list` entry of a tool, built once per process (schemas cost CPU to generate)."""
+    annotations = spec.annotations
     return types.Tool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
         input_schema=input_schema(spec.input_model),
         output_schema=output_schema(spec.output_model),
-        annotations=ANNOTATIONS,
+        annotations=types.ToolAnnotations(
+            read_only_hint=annotations.read_only,
+            destructive_hint=annotations.destructive,
+            idempotent_hint=annotations.idempotent,
+            open_world_hint=annotations.open_world,
+        ),
     )
 
 
@@ -83,13 +93,33 @@ def error_result(error: GmailError) -> types.CallToolResult:
     )
 
 
-async def call_tool(ctx: ToolContext, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-    spec = TOOLS.get(name)
+class ToolCatalog:
+    """The tools this server offers: its toolsets, the opt-in ones the person enabled, and the token's scopes."""
+
+    def __init__(
+        self, source: ContextSource, toolsets: tuple[Toolset, ...] = ALL_TOOLSETS, enabled: frozenset[str] = frozenset()
+    ) -> None:
+        self.source = source
+        self.toolsets = toolsets
+        self.enabled = enabled
+
+    def offered(self) -> dict[str, ToolSpec]:
+        return offered_tools(self.toolsets, enabled=self.enabled, granted=self.source.granted_scopes(None))
+
+
+async def call_tool(
+    catalog: ToolCatalog | ContextSource, name: str, arguments: dict[str, Any] | None
+) -> types.CallToolResult:
+    if not isinstance(catalog, ToolCatalog):
+        catalog = ToolCatalog(catalog)
+    tools = catalog.offered()
+    spec = tools.get(name)
     if spec is None:
-        raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool {name!r}. Available: {', '.join(TOOLS)}.")
+        raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool {name!r}. Available: {', '.join(tools)}.")
     request_id = uuid.uuid4().hex[:12]
     started = time.perf_counter()
     log.info("tool start", extra={"request_id": request_id, "tool": name})
+    ctx = None
     try:
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidInputError("Tool arguments must be a JSON object.")
@@ -97,6 +127,7 @@ async def call_tool(ctx: ToolContext, name: str, arguments: dict[str, Any] | Non
             args = spec.input_model.model_validate(arguments or {})
         except ValidationError as exc:
             raise describe_validation_error(exc, spec) from None
+        ctx = catalog.source.context_for(getattr(args, "account", None))
         # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
         result = await anyio.to_thread.run_sync(spec.run, ctx, args, abandon_on_cancel=True)
         answer = types.CallToolResult(
@@ -111,7 +142,8 @@ async def call_tool(ctx: ToolContext, name: str, arguments: dict[str, Any] | Non
         answer = error_result(InternalError(f"{name} failed unexpectedly (request {request_id})."))
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     category = answer.meta[ERROR_META_KEY]["category"] if answer.is_error and answer.meta else None
-    ctx.metrics.record_call(name, ok=not answer.is_error, latency_ms=latency_ms, category=category)
+    metrics = (ctx or catalog.source.context_for(None)).metrics
+    metrics.record_call(name, ok=not answer.is_error, latency_ms=latency_ms, category=category)
     log_fields: dict[str, Any] = {"request_id": request_id, "tool": name, "latency_ms": latency_ms}
     if category:
         log.warning("tool end", extra={**log_fields, "error_type": category})
@@ -120,20 +152,23 @@ async def call_tool(ctx: ToolContext, name: str, arguments: dict[str, Any] | Non
     return answer
 
 
-def build_server(ctx: ToolContext) -> Server[Any]:
-    """The MCP server for a ready tool context (tests pass one wired to a fake or local Gmail)."""
-    definitions = [tool_definition(spec) for spec in TOOLS.values()]
+def build_server(
+    source: ContextSource, *, toolsets: tuple[Toolset, ...] = ALL_TOOLSETS, enabled: frozenset[str] = frozenset()
+) -> Server[Any]:
+    """The MCP server over `source`: the account registry, or a ready ToolContext (tests wire one to a fake or
+    local Gmail). `enabled` names the opt-in toolsets the person turned on."""
+    catalog = ToolCatalog(source, toolsets, enabled)
 
     async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=definitions)
+        return types.ListToolsResult(tools=[tool_definition(spec) for spec in catalog.offered().values()])
 
     async def on_call_tool(_request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await call_tool(ctx, params.name, params.arguments)
+        return await call_tool(catalog, params.name, params.arguments)
 
     return Server(
         "gmail",
         version=__version__,
-        title="Gmail (read-only)",
+        title="Gmail" if enabled else "Gmail (read-only)",
         instructions=INSTRUCTIONS,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,

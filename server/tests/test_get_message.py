@@ -8,9 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from server.errors import NotFoundError
-from server.models import GetMessageInput
 from server.tests.support.fake_gmail import FakeGmail, gmail_error, json_response
-from server.tools import get_message, render_message
+from server.toolsets.messages.read import GetMessageInput, get_message, render_message
 
 
 def b64(text: str) -> str:

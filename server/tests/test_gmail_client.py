@@ -194,8 +194,7 @@ def test_batch_part_retries_are_logged_with_their_retry_count(caplog):
 
 
 def test_a_failed_enrichment_batch_degrades_results_instead_of_failing_the_search():
-    from server.models import SearchMessagesInput
-    from server.tools import search_messages
+    from server.toolsets.messages.search import SearchMessagesInput, search_messages
 
     outage = gmail_error(503, "backendError", "Backend Error")
     fake = FakeGmail([list_page(["a", "b", "c"]), outage, outage, outage])

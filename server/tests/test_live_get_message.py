@@ -7,8 +7,8 @@ import re
 import pytest
 
 from server.errors import NotFoundError
-from server.models import GetMessageInput, SearchMessagesInput
-from server.tools import get_message, search_messages
+from server.toolsets.messages.read import GetMessageInput, get_message
+from server.toolsets.messages.search import SearchMessagesInput, search_messages
 
 pytestmark = pytest.mark.live
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")

@@ -10,8 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from server.models import SearchMessagesInput
-from server.tools import search_messages
+from server.toolsets.messages.search import SearchMessagesInput, search_messages
 
 pytestmark = pytest.mark.live
 

@@ -10,9 +10,10 @@ import jsonschema
 import pytest
 
 from server.content.text.snippets import SNIPPET_CHARS, clean_snippet
-from server.models import SearchMessagesResult, SearchResultItem
 from server.protocol.dispatch import tool_definition
-from server.tools import TOOLS, render_search, short_date
+from server.toolsets import ALL_TOOLS as TOOLS
+from server.toolsets.common import short_date
+from server.toolsets.messages.search import SearchMessagesResult, SearchResultItem, render_search
 
 WEEKLY_BYTE = (
     "Rust lands in storage, plus five SQLite features. \u200c \u200c \u200c \u200c \u200c \u200c "

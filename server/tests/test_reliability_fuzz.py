@@ -26,12 +26,14 @@ from server.auth import TokenStore
 from server.errors import NotFoundError
 from server.gmail.query import compose_query
 from server.gmail_client import GmailClient
-from server.models import GetMessageInput, SearchMessagesInput
 from server.protocol import dispatch
 from server.runtime.config import load_settings
 from server.runtime.observability import Metrics
 from server.tests.support.reliability import CATEGORIES, GET, SEARCH, tally
-from server.tools import TOOLS, ToolContext
+from server.tools import ToolContext
+from server.toolsets import ALL_TOOLS as TOOLS
+from server.toolsets.messages.read import GetMessageInput
+from server.toolsets.messages.search import SearchMessagesInput
 
 DISPATCH_EXAMPLES = 900  # per tool; each example is several cases (see variants)  # per tool
 SESSION_EXAMPLES = 400

@@ -16,7 +16,8 @@ import pytest
 
 from server.emulator import start_emulator
 from server.tests.support.reliability import GET, SEARCH, RawServer, server_env, tally
-from server.tools import MAX_HEADER_CHARS, MAX_LISTED_ATTACHMENTS
+from server.toolsets.common import MAX_HEADER_CHARS
+from server.toolsets.messages.read import MAX_LISTED_ATTACHMENTS
 
 MB = 1024 * 1024
 DEPTH = 120  # past the parser's cap of 100; the emulator's own stdlib parser cannot serve much deeper trees

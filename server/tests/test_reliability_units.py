@@ -15,7 +15,8 @@ from server.errors import AuthError, TransientError
 from server.protocol.stdio_guard import error_for_malformed
 from server.runtime.config import load_settings
 from server.tests.support.fake_gmail import json_response, token_store
-from server.tools import MAX_ITEM_FIELD_CHARS, bounded, summarize_metadata
+from server.toolsets.common import MAX_ITEM_FIELD_CHARS, bounded
+from server.toolsets.messages.search import summarize_metadata
 
 
 @pytest.fixture

@@ -23,7 +23,8 @@ from server.gmail_client import GmailClient
 from server.protocol.dispatch import build_server
 from server.runtime.config import load_settings
 from server.runtime.observability import Metrics
-from server.tools import ENRICH_HEADERS, ToolContext
+from server.tools import ToolContext
+from server.toolsets.messages.search import ENRICH_HEADERS
 
 pytestmark = pytest.mark.anyio
 SEARCH, GET = "gmail_search_messages", "gmail_get_message"

@@ -11,9 +11,14 @@ from pydantic import ValidationError
 
 from server.errors import RateLimitedError, TransientError
 from server.gmail.query import compose_query, label, newer_than
-from server.models import SearchMessagesInput
 from server.tests.support.fake_gmail import FakeGmail, gmail_error, list_page, metadata_batch
-from server.tools import EMPTY_RESULT_HINT, MAX_PAGES, collect_message_refs, search_messages
+from server.toolsets.messages.search import (
+    EMPTY_RESULT_HINT,
+    MAX_PAGES,
+    SearchMessagesInput,
+    collect_message_refs,
+    search_messages,
+)
 
 
 def ids(prefix: str, count: int, start: int = 0) -> list[str]:

@@ -1,0 +1,197 @@
+"""`gmail_get_message`: one message by id, as headers, readable body text in slices, and its attachment list.
+
+One `messages.get` request (`full`, or `metadata` with the detail headers); parsing is the pure `content` layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from server.content.message import parse_message, slice_body, strip_quoted_reply
+from server.content.text.snippets import clean_snippet
+from server.errors import InvalidInputError
+from server.tools import ToolContext, ToolSpec
+from server.toolsets.common import (
+    MAX_ITEM_FIELD_CHARS,
+    MESSAGE_ID_PATTERN,
+    UNTRUSTED_CONTENT,
+    Count,
+    ToolInput,
+    ToolOutput,
+    bounded,
+)
+
+DEFAULT_MAX_BODY_CHARS = 20_000
+DETAIL_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date")
+MAX_LISTED_ATTACHMENTS = 100  # the rest are counted in a note
+
+
+class GetMessageInput(ToolInput):
+    message_id: str = Field(
+        pattern=MESSAGE_ID_PATTERN, description="The message id, exactly as returned by gmail_search_messages."
+    )
+    format: Literal["full", "metadata"] = Field(
+        "full",
+        description='"full": headers, readable body text and attachment list. "metadata": headers and snippet only '
+        "(faster, much smaller; use it to check who/when/what before reading).",
+    )
+    max_body_chars: Count = Field(
+        DEFAULT_MAX_BODY_CHARS, ge=200, le=200_000, description="Longest body_text to return; longer bodies are cut."
+    )
+    offset: Count = Field(0, ge=0, description="Start of body_text, in characters: pass next_offset to read on.")
+    include_html: bool = Field(False, description="Also return the raw HTML source (large; rarely needed).")
+    strip_quoted: bool = Field(False, description='Drop quoted reply history ("On ... wrote:" and > lines).')
+
+
+class MessageHeaders(ToolOutput):
+    from_: str | None = Field(None, alias="from")
+    to: str | None = None
+    cc: str | None = None
+    reply_to: str | None = None
+    subject: str | None = None
+    date: str | None = None
+
+
+class AttachmentItem(ToolOutput):
+    filename: str
+    mime_type: str
+    size: int
+    attachment_id: str | None = None
+    inline: bool = False
+
+
+class GetMessageResult(ToolOutput):
+    id: str
+    thread_id: str
+    label_ids: list[str]
+    snippet: str
+    headers: MessageHeaders
+    date_iso: str | None = None
+    format: Literal["full", "metadata"]
+    body_text: str | None = Field(None, description="Readable text of the body (HTML converted when needed).")
+    body_html: str | None = None
+    body_source: str | None = None
+    body_chars_total: int | None = None
+    offset: int | None = None
+    truncated: bool = False
+    next_offset: int | None = Field(None, description="Pass as offset to read the rest of a cut body.")
+    attachments: list[AttachmentItem] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
+    if args.format == "metadata":
+        resource = ctx.gmail.get_message(args.message_id, fmt="metadata", metadata_headers=DETAIL_HEADERS)
+    else:
+        resource = ctx.gmail.get_message(args.message_id, fmt="full")
+    parsed = parse_message(resource)
+    result: dict[str, Any] = {
+        "id": parsed.id or args.message_id,
+        "thread_id": parsed.thread_id,
+        "label_ids": list(parsed.label_ids),
+        "snippet": clean_snippet(parsed.snippet, MAX_ITEM_FIELD_CHARS) or "",
+        "headers": MessageHeaders(
+            from_=bounded(parsed.headers.get("from")),
+            to=bounded(parsed.headers.get("to")),
+            cc=bounded(parsed.headers.get("cc")),
+            reply_to=bounded(parsed.headers.get("reply-to")),
+            subject=bounded(parsed.subject),
+            date=bounded(parsed.date_raw, MAX_ITEM_FIELD_CHARS),
+        ),
+        "date_iso": parsed.date_iso,
+        "format": args.format,
+        "notes": list(parsed.notes),
+    }
+    if args.format == "full":
+        text = parsed.body_text or ""
+        if args.strip_quoted:
+            text = strip_quoted_reply(text)
+        if args.offset and args.offset >= len(text):
+            raise InvalidInputError(
+                f"offset {args.offset} is past the end of the body ({len(text)} characters).",
+                hint="Use the next_offset of the previous answer, or offset 0 to start over.",
+            )
+        body = slice_body(text, offset=args.offset, max_chars=args.max_body_chars)
+        html = parsed.body_html if args.include_html else None
+        if html is not None and len(html) > args.max_body_chars:
+            html = html[: args.max_body_chars]
+            result["notes"].append(f"body_html cut to its first {args.max_body_chars} characters")
+        result.update(
+            body_text=body.text,
+            body_html=html,
+            body_source=parsed.body_source,
+            body_chars_total=body.total_chars,
+            offset=body.offset,
+            truncated=body.truncated,
+            next_offset=body.next_offset,
+            attachments=[
+                AttachmentItem(
+                    filename=bounded(item.filename, MAX_ITEM_FIELD_CHARS) or "",
+                    mime_type=bounded(item.mime_type, MAX_ITEM_FIELD_CHARS) or "",
+                    size=item.size,
+                    attachment_id=item.attachment_id,
+                    inline=item.inline,
+                )
+                for item in parsed.attachments[:MAX_LISTED_ATTACHMENTS]
+            ],
+        )
+        if len(parsed.attachments) > MAX_LISTED_ATTACHMENTS:
+            result["notes"].append(
+                f"{len(parsed.attachments)} attachments: only the first {MAX_LISTED_ATTACHMENTS} are listed"
+            )
+    return GetMessageResult(**result)
+
+
+def render_message(result: GetMessageResult) -> str:
+    headers = result.headers
+    lines = [
+        f"{name}: {value}"
+        for name, value in (
+            ("From", headers.from_),
+            ("To", headers.to),
+            ("Cc", headers.cc),
+            ("Reply-To", headers.reply_to),
+            ("Date", headers.date),
+            ("Subject", headers.subject),
+        )
+        if value
+    ]
+    lines.append(f"Id: {result.id} | Thread: {result.thread_id} | Labels: {', '.join(result.label_ids) or '-'}")
+    if result.attachments:
+        lines.append(
+            "Attachments: "
+            + "; ".join(
+                f"{a.filename} ({a.mime_type}, {a.size} bytes{', inline' if a.inline else ''})"
+                for a in result.attachments
+            )
+        )
+    lines.extend(f"Note: {note}" for note in result.notes)
+    if result.format == "metadata":
+        lines.append(f"Snippet: {result.snippet}")
+        return "\n".join(lines)
+    lines.extend(["", result.body_text or "(no text body)"])
+    if result.truncated:
+        lines.append(
+            f"\n[Body cut: characters {result.offset}-{result.next_offset} of {result.body_chars_total}. "
+            f"Call again with offset={result.next_offset} to read on.]"
+        )
+    if result.body_html:
+        lines.extend(["", "HTML source:", result.body_html])
+    return "\n".join(lines)
+
+
+GET_MESSAGE = ToolSpec(
+    name="gmail_get_message",
+    title="Read a Gmail message",
+    description=(
+        "Read one message by an id from gmail_search_messages: headers, readable body text (HTML "
+        "converted) and attachment names, or with format='metadata' only headers and snippet, cheaply. "
+        "A long body comes in pieces: read on with offset=next_offset. " + UNTRUSTED_CONTENT
+    ),
+    input_model=GetMessageInput,
+    output_model=GetMessageResult,
+    run=get_message,
+    render=render_message,
+)

@@ -1,0 +1,287 @@
+"""`gmail_search_messages`: validate, compose the query, paginate, dedupe, enrich the top K, shape the result.
+
+Two round trips for any search: `messages.list` (paged until enough unique ids, at most `MAX_PAGES`), then one
+batch of `messages.get(format=metadata)` for the first K results. A result whose enrichment fails keeps its id.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import (
+    BeforeValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+
+from server.content.message import header_value, parse_addresses, to_iso_date
+from server.content.text.snippets import clean_snippet
+from server.gmail.query import compose_query
+from server.tools import ToolContext, ToolSpec
+from server.toolsets.common import (
+    MAX_ITEM_FIELD_CHARS,
+    UNTRUSTED_CONTENT,
+    Count,
+    ToolInput,
+    ToolOutput,
+    bounded,
+    omitted_when_none,
+    reject_bool,
+    short_date,
+)
+
+MAX_RESULTS_LIMIT = 50
+MAX_PAGES = 10  # hard cap on messages.list calls per search, whatever Gmail answers
+GMAIL_PAGE_LIMIT = 500
+ENRICH_HEADERS = ("From", "Subject", "Date")
+ENRICH_FIELDS = "id,threadId,snippet,internalDate,payload/headers"
+EMPTY_RESULT_HINT = (
+    "No messages matched. Try fewer or broader terms, drop a filter (newer_than_days, label_ids), check spelling "
+    "of addresses, or add in:anywhere to include archived, spam and trash."
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Characters that would let a label name escape its `label:` term and add operators of its own.
+_LABEL_FORBIDDEN = re.compile(r"[\"(){}:\x00-\x1f\x7f]")
+
+LabelName = Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class SearchMessagesInput(ToolInput):
+    query: str = Field(
+        max_length=2000,
+        description=(
+            "Gmail search query, same syntax as the Gmail search box: from:, to:, subject:, label:, is:unread, "
+            "is:starred, has:attachment, filename:, after:2024/01/31, before:, older_than:/newer_than: (d/m/y), "
+            'larger:5M, "exact phrase", OR, -exclude, ( ). May be "" when newer_than_days or label_ids is given.'
+        ),
+    )
+    max_results: Count = Field(10, ge=1, le=MAX_RESULTS_LIMIT, description="How many messages to return (1-50).")
+    # Bounds before the validator, inside the Annotated: placed after it, or on the union, pydantic still
+    # enforces them but writes `ge`/`le` (not JSON Schema) into the schema instead of minimum/maximum.
+    newer_than_days: Annotated[int, Field(ge=1, le=36500), BeforeValidator(reject_bool)] | None = Field(
+        None, description="Only messages from the last N days (adds newer_than:Nd)."
+    )
+    label_ids: list[LabelName] | None = Field(
+        None,
+        max_length=20,
+        description='Labels every result must carry, e.g. ["INBOX", "STARRED"] or a user label name (adds label:X).',
+    )
+    page_token: str | None = Field(
+        None,
+        min_length=1,
+        max_length=2000,
+        description="next_page_token from a previous call with the same query, to get the following results.",
+    )
+
+    @field_validator("label_ids")
+    @classmethod
+    def _labels_are_names(cls, labels: list[str] | None) -> list[str] | None:
+        for name in labels or ():
+            if _LABEL_FORBIDDEN.search(name) or name.startswith("-"):
+                raise ValueError(
+                    f"label {name!r} contains a character that is not allowed in a label filter "
+                    '(", (, ), {, }, :, a leading -); put operators in query instead'
+                )
+        return labels
+
+    @field_validator("query")
+    @classmethod
+    def _no_control_characters(cls, query: str) -> str:
+        if _CONTROL.search(query):
+            raise ValueError("query contains control characters")
+        return query
+
+    @model_validator(mode="after")
+    def _something_to_search(self) -> SearchMessagesInput:
+        if not self.query and self.newer_than_days is None and not self.label_ids:
+            raise ValueError(
+                'query is empty and no filter is given: pass a Gmail query such as "in:inbox" or "is:unread", '
+                "or set newer_than_days / label_ids"
+            )
+        return self
+
+
+class SearchResultItem(ToolOutput):
+    # Results past the enriched top K carry only ids: their empty fields are left out, not sent as nulls.
+    id: str
+    thread_id: str
+    from_email: str | None = Field(None, exclude_if=omitted_when_none)
+    from_name: str | None = Field(None, exclude_if=omitted_when_none)
+    subject: str | None = Field(None, exclude_if=omitted_when_none)
+    date: str | None = Field(None, exclude_if=omitted_when_none, description="ISO 8601 with the sender's offset.")
+    snippet: str | None = Field(None, exclude_if=omitted_when_none)
+
+
+class SearchMessagesResult(ToolOutput):
+    query: str = Field(description="The Gmail query that was run (the filters folded in).")
+    messages: list[SearchResultItem]
+    result_count: int
+    next_page_token: str | None = Field(description="Pass as page_token to continue; null on the last page.")
+    result_size_estimate: int | None = Field(None, description="Gmail's rough estimate of all matches.")
+    enriched_count: int = Field(description="How many leading results carry sender/subject/date/snippet.")
+    enrichment_failures: int = 0
+    pages_fetched: int
+    hint: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _cursor_always_present(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        # Nulls are dropped from results to save context, but "no more pages" is worth saying explicitly.
+        # No return annotation on purpose: pydantic would take it as the serialization schema (outputSchema).
+        data = handler(self)
+        data.setdefault("next_page_token", None)
+        return data
+
+
+# -- handler -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CollectedRefs:
+    refs: list[dict[str, str]]
+    next_page_token: str | None
+    pages: int
+    result_size_estimate: int | None
+
+
+def collect_message_refs(
+    list_page: Callable[[str | None, int], dict[str, Any]],
+    *,
+    limit: int,
+    page_token: str | None = None,
+    max_pages: int = MAX_PAGES,
+) -> CollectedRefs:
+    """Follows nextPageToken until `limit` unique ids, the last page, or `max_pages`; keeps first-seen order.
+
+    `list_page(token, page_size)` returns one messages.list answer. Each page asks only for what is still
+    missing, so a page never holds results the returned `next_page_token` would skip.
+    """
+    seen: dict[str, dict[str, str]] = {}
+    token, pages, estimate = page_token, 0, None
+    while len(seen) < limit and pages < max_pages:
+        page = list_page(token, min(limit - len(seen), GMAIL_PAGE_LIMIT))
+        pages += 1
+        estimate = page.get("resultSizeEstimate", estimate)
+        for ref in page.get("messages") or []:
+            message_id = ref.get("id")
+            if message_id and message_id not in seen and len(seen) < limit:
+                seen[message_id] = {"id": message_id, "threadId": ref.get("threadId") or message_id}
+        token = page.get("nextPageToken") or None
+        if token is None:
+            break
+    return CollectedRefs(list(seen.values()), token, pages, estimate)
+
+
+def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchResultItem:
+    """A search result line from a metadata-format message resource."""
+    headers = (resource.get("payload") or {}).get("headers") or []
+    senders = parse_addresses(bounded(header_value(headers, "From")) or "")  # the first sender is in the head
+    sender = senders[0] if senders else None
+    return SearchResultItem(
+        id=ref["id"],
+        thread_id=resource.get("threadId") or ref["threadId"],
+        from_email=bounded(sender.email, MAX_ITEM_FIELD_CHARS) if sender else None,
+        from_name=bounded(sender.name or None, MAX_ITEM_FIELD_CHARS) if sender else None,
+        subject=bounded(header_value(headers, "Subject"), MAX_ITEM_FIELD_CHARS),
+        date=to_iso_date(header_value(headers, "Date"), resource.get("internalDate")),
+        # Gmail escapes entities in snippets; newsletters pad them with invisible characters.
+        snippet=clean_snippet(html.unescape(str(resource.get("snippet") or ""))),
+    )
+
+
+def search_messages(ctx: ToolContext, args: SearchMessagesInput) -> SearchMessagesResult:
+    query = compose_query(args.query, newer_than_days=args.newer_than_days, label_ids=args.label_ids)
+    collected = collect_message_refs(
+        lambda token, size: ctx.gmail.list_messages(query=query, max_results=size, page_token=token),
+        limit=args.max_results,
+        page_token=args.page_token,
+    )
+    ctx.metrics.record_pages(collected.pages)
+
+    top = collected.refs[: ctx.enrich_top_k]
+    details = (
+        ctx.gmail.get_messages_metadata([ref["id"] for ref in top], headers=ENRICH_HEADERS, fields=ENRICH_FIELDS)
+        if top
+        else {}
+    )
+    items: list[SearchResultItem] = []
+    failures = 0
+    for ref in collected.refs:
+        detail = details.get(ref["id"])
+        if isinstance(detail, dict):
+            items.append(summarize_metadata(ref, detail))
+            continue
+        failures += detail is not None  # enrichment failed: degrade to id/thread_id, never fail the search
+        items.append(SearchResultItem(id=ref["id"], thread_id=ref["threadId"]))
+    ctx.metrics.record_enrichment(attempted=len(top), failed=failures)
+
+    hint = None
+    if not items:
+        hint = EMPTY_RESULT_HINT
+    elif failures:
+        hint = f"{failures} result(s) could not be enriched; gmail_get_message with their id shows the details."
+    return SearchMessagesResult(
+        query=query,
+        messages=items,
+        result_count=len(items),
+        next_page_token=collected.next_page_token,
+        result_size_estimate=collected.result_size_estimate,
+        enriched_count=len(top) - failures,
+        enrichment_failures=failures,
+        pages_fetched=collected.pages,
+        hint=hint,
+    )
+
+
+# -- rendering ---------------------------------------------------------------------------------------------------
+
+
+def render_search(result: SearchMessagesResult) -> str:
+    """One line per result (id | date | from | subject) and its snippet below: what the model needs to pick one.
+
+    Thread ids, counts and Gmail's estimate stay in the structured content; the full ISO date is there too.
+    """
+    if not result.messages:
+        return f"No messages for `{result.query}`." + (f"\nHint: {result.hint}" if result.hint else "")
+    bare = [item for item in result.messages if item.subject is None and item.from_email is None]
+    head = f"{result.result_count} message(s) for `{result.query}`, newest first"
+    lines = [head + (" (id | date | from | subject):" if len(bare) < len(result.messages) else ":")]
+    for number, item in enumerate(result.messages, 1):
+        if item.subject is None and item.from_email is None:
+            lines.append(f"{number}. {item.id}")
+            continue
+        sender = f"{item.from_name} <{item.from_email}>" if item.from_name else (item.from_email or "?")
+        lines.append(f"{number}. {item.id} | {short_date(item.date)} | {sender} | {item.subject or '(no subject)'}")
+        if item.snippet:
+            lines.append(f"   {item.snippet}")
+    if bare and not result.hint:
+        lines.append('Results with an id only: gmail_get_message (format="metadata" is cheap) shows who and what.')
+    if result.next_page_token:
+        lines.append(f'More: call again with page_token="{result.next_page_token}".')
+    if result.hint:
+        lines.append(f"Hint: {result.hint}")
+    return "\n".join(lines)
+
+
+SEARCH_MESSAGES = ToolSpec(
+    name="gmail_search_messages",
+    title="Search Gmail",
+    description=(
+        "Search the user's Gmail with Gmail's search syntax, newest first: id, date, sender, subject and "
+        "snippet for the first 10 results, ids only for the rest. Examples: 'from:alice@example.com "
+        "subject:invoice', 'is:unread newer_than:2d', 'has:attachment filename:pdf after:2024/01/01', "
+        "'\"quarterly report\" -label:promotions'. Spam and trash are left out unless the query says "
+        "in:anywhere, in:spam or in:trash. For more, pass next_page_token back as page_token with the same "
+        "query. Read a message with gmail_get_message. " + UNTRUSTED_CONTENT
+    ),
+    input_model=SearchMessagesInput,
+    output_model=SearchMessagesResult,
+    run=search_messages,
+    render=render_search,
+)
