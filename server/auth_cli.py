@@ -12,9 +12,6 @@ import json
 import sys
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script path: make the `server` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from server.runtime.config import GMAIL_READONLY_SCOPE, Settings, load_settings
 
 CREDENTIALS_HELP = """\
@@ -93,7 +90,9 @@ def verify(settings: Settings) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python server/auth_cli.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=Path(sys.argv[0]).name if sys.argv[0] else "auth_cli.py", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
     parser.add_argument("--port", type=int, default=0, help="local port for Google's redirect (default: any free)")
     parser.add_argument(
@@ -129,5 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def console_main() -> None:
+    """The `gmail-mcp-auth` command."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    console_main()

@@ -166,5 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-if __name__ == "__main__":
+def console_main() -> None:
+    """The `gmail-mcp-cli` command."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    console_main()

@@ -68,5 +68,23 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
         except GmailError as error:
             say("fail", f"{error.message}\n       fix: {error.hint}")
             return 1
+    _report_toolsets(settings, say)
     say("ok", f"endpoint {settings.endpoint}: the server is ready for your MCP client")
     return 0
+
+
+def _report_toolsets(settings: Settings, say: Callable[[str, str], None]) -> None:
+    from server.auth import read_token_info
+    from server.gmail import scopes
+    from server.runtime.toolset_choice import missing_scope_messages
+    from server.toolsets import ALL_TOOLSETS
+
+    if not settings.write_tools:
+        say("ok", "read-only: no write tools enabled (GMAIL_MCP_WRITE_TOOLS / --enable)")
+        return
+    granted = scopes.parse_granted(read_token_info(settings.token_path).get("scopes"))
+    problems = missing_scope_messages(settings.write_tools, ALL_TOOLSETS, granted)
+    for problem in problems:
+        say("warn", problem)
+    if not problems:
+        say("ok", f"write tools enabled and granted: {', '.join(sorted(settings.write_tools))}")
