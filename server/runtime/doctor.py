@@ -5,7 +5,6 @@ The report goes to stderr like every other line the server writes; the exit stat
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -15,20 +14,15 @@ from server.runtime.config import Settings
 
 
 def _credentials_state(settings: Settings) -> tuple[str, str]:
-    path = settings.credentials_path
-    if not path.exists():
+    from server.runtime.client_file import inspect_client_file
+
+    found = inspect_client_file(settings.credentials_path)
+    if found.state == "missing":
         return "warn", (
-            f"no OAuth client file at {path} (needed only by auth_cli.py to create a token; "
+            f"no OAuth client file at {settings.credentials_path} (needed only by auth_cli.py to create a token; "
             "see README 'Google Cloud set-up')"
         )
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return "fail", f"{path} is unreadable or not JSON ({type(exc).__name__}): download it again"
-    if "installed" not in data:
-        kind = next(iter(data), "unknown") if isinstance(data, dict) else "unknown"
-        return "fail", f"{path} is a '{kind}' client; create an OAuth client of type 'Desktop app' instead"
-    return "ok", f"OAuth client file {path}"
+    return found.state, found.message
 
 
 def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
