@@ -121,7 +121,8 @@ def _stop_on_sigterm() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m server.main", description="Gmail MCP server (stdio).")
     parser.add_argument("--demo", action="store_true", help="serve the bundled demo mailbox (no Google account)")
-    parser.add_argument("--check", action="store_true", help="diagnose the set-up and exit")
+    parser.add_argument("--check", action="store_true", help="diagnose the set-up (a checklist on stdout) and exit")
+    parser.add_argument("--verbose", action="store_true", help="with --check: also show the log lines (stderr)")
     parser.add_argument(
         "--enable",
         action="append",
@@ -144,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         setup_logging("INFO")
         log.error("invalid setting", extra={"detail": str(exc)})
         return 2
-    setup_logging(settings.log_level)
+    # --check prints a checklist for a person: its log lines would only interleave with it, unless asked for.
+    setup_logging(settings.log_level if args.verbose or not args.check else "QUIET")
     _stop_on_sigterm()
     with ExitStack() as stack:
         if args.demo:

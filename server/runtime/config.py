@@ -75,6 +75,16 @@ def _resolve(path_text: str, home: Path) -> Path:
     return path if path.is_absolute() else home / path
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def _log_level(env: dict[str, str]) -> str:
+    raw = (env.get("GMAIL_MCP_LOG_LEVEL") or "INFO").strip()
+    if raw.upper() not in LOG_LEVELS:
+        raise ValueError(f"GMAIL_MCP_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
+    return raw.upper()
+
+
 def parse_names(text: str) -> frozenset[str]:
     """`"drafts, labels"` or `"drafts labels"` -> {"drafts", "labels"}."""
     return frozenset(name.strip().lower() for name in text.replace(",", " ").split() if name.strip())
@@ -107,7 +117,7 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         token_path=_resolve(env.get("GMAIL_TOKEN_PATH") or ".token.json", home),
         api_endpoint=(env.get("GMAIL_API_ENDPOINT") or "").strip() or None,
         token_uri=(env.get("GMAIL_TOKEN_URI") or "").strip() or None,
-        log_level=(env.get("GMAIL_MCP_LOG_LEVEL") or "INFO").strip().upper(),
+        log_level=_log_level(env),
         enrich_top_k=int(_number(env, "GMAIL_MCP_ENRICH_TOP_K", DEFAULT_ENRICH_TOP_K, minimum=0)),
         request_timeout_s=_number(env, "GMAIL_MCP_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.1),
         backoff_scale=_number(env, "GMAIL_MCP_BACKOFF_SCALE", 1.0, minimum=0.0),

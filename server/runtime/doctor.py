@@ -1,6 +1,7 @@
 """`python -m server.main --check`: diagnose a set-up step by step, say what is wrong and how to fix it.
 
-The report goes to stderr like every other line the server writes; the exit status says whether Gmail works.
+The checklist goes to stdout (this is not the MCP server: nothing else is written there) and the log lines stay
+out of it unless `--verbose`; the exit status says whether Gmail works.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
     from server.auth import TokenStore, read_token_info, token_file_too_open
     from server.gmail_client import GmailClient
 
-    stream = out or sys.stderr
+    stream = out or sys.stdout
 
     def say(state: str, text: str) -> None:
         stream.write(f"[{state:>4}] {text}\n")

@@ -21,16 +21,16 @@ def test_a_working_setup_passes_every_check(emulator, tmp_path):
     result = check(
         {"GMAIL_API_ENDPOINT": emulator.url, "GMAIL_TOKEN_URI": emulator.token_uri, "GMAIL_TOKEN_PATH": str(token)}
     )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == ""  # stdout is reserved for MCP, even here
-    assert f"Gmail answers for {emulator.store.email_address}" in result.stderr
-    assert "[  ok] access token valid" in result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Gmail answers for {emulator.store.email_address}" in result.stdout
+    assert "[  ok] access token valid" in result.stdout
+    assert result.stderr == ""  # no log lines interleaved with the checklist unless --verbose
 
 
 def test_a_missing_token_fails_with_the_fix(tmp_path):
     result = check({"GMAIL_TOKEN_PATH": str(tmp_path / "absent.json")})
     assert result.returncode == 1
-    assert "[fail] No Gmail token file" in result.stderr and "auth_cli.py" in result.stderr
+    assert "[fail] No Gmail token file" in result.stdout and "auth_cli.py" in result.stdout
 
 
 def test_an_open_token_file_is_flagged(emulator, tmp_path):
@@ -40,4 +40,25 @@ def test_an_open_token_file_is_flagged(emulator, tmp_path):
         {"GMAIL_API_ENDPOINT": emulator.url, "GMAIL_TOKEN_URI": emulator.token_uri, "GMAIL_TOKEN_PATH": str(token)}
     )
     if os.name == "posix":
-        assert f"chmod 600 {token}" in result.stderr
+        assert f"chmod 600 {token}" in result.stdout
+
+
+def test_verbose_check_shows_the_log_lines_on_stderr(emulator, tmp_path):
+    token = emulator.write_token(tmp_path / "token.json")
+    env = {"GMAIL_API_ENDPOINT": emulator.url, "GMAIL_TOKEN_URI": emulator.token_uri, "GMAIL_TOKEN_PATH": str(token)}
+    result = subprocess.run(
+        [sys.executable, "-m", "server.main", "--check", "--verbose"],
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT), **env},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0 and "[  ok]" in result.stdout
+    assert '"event": "gmail request"' in result.stderr and "[  ok]" not in result.stderr
+
+
+def test_an_invalid_log_level_is_an_error_naming_the_allowed_values():
+    result = check({"GMAIL_MCP_LOG_LEVEL": "verbose"})
+    assert result.returncode == 2
+    assert "GMAIL_MCP_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, got 'verbose'" in result.stderr

@@ -77,7 +77,11 @@ class GetMessageResult(ToolOutput):
     offset: int | None = None
     truncated: bool = False
     next_offset: int | None = Field(None, description="Pass as offset to read the rest of a cut body.")
-    attachments: list[AttachmentItem] = Field(default_factory=list)
+    attachments: list[AttachmentItem] | None = Field(
+        None,
+        description='format="full" only (an empty list there means none); metadata results leave it out: they '
+        "cannot tell whether the message has attachments.",
+    )
     notes: list[str] = Field(default_factory=list)
 
 
