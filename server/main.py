@@ -52,7 +52,9 @@ def serve(settings: Settings) -> int:
     from server.runtime.accounts import AccountRegistry
     from server.runtime.toolset_choice import missing_scope_messages
     from server.toolsets import ALL_TOOLSETS
+    from server.toolsets.common import DisplayZone
 
+    DisplayZone.configure(settings.display_zone)
     metrics = Metrics()
     accounts = AccountRegistry.single(settings, metrics=metrics)
     server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools)

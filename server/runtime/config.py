@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, replace
+from datetime import timezone, tzinfo
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package
@@ -35,6 +36,7 @@ class Settings:
     enrich_top_k: int
     request_timeout_s: float
     backoff_scale: float  # multiplies every retry wait; 1.0 in production, tiny in fault suites
+    display_zone: tzinfo | None = None  # dates in tool text (GMAIL_MCP_TIMEZONE); None: the computer's zone
     write_tools: frozenset[str] = frozenset()  # opt-in toolsets the person enabled (GMAIL_MCP_WRITE_TOOLS, --enable)
     quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
 
@@ -76,6 +78,23 @@ def _resolve(path_text: str, home: Path) -> Path:
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def zone_named(name: str | None) -> tzinfo | None:
+    """An IANA zone (`Europe/Paris`), UTC, or None for `local`/empty (the computer's zone)."""
+    if not name or name.strip().lower() == "local":
+        return None
+    if name.strip().upper() in ("UTC", "Z"):
+        return timezone.utc
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            "GMAIL_MCP_TIMEZONE must be an IANA time zone such as Europe/Paris or America/New_York, UTC, or local; "
+            f"got {name!r}"
+        ) from None
 
 
 def _log_level(env: dict[str, str]) -> str:
@@ -122,5 +141,6 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         request_timeout_s=_number(env, "GMAIL_MCP_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.1),
         backoff_scale=_number(env, "GMAIL_MCP_BACKOFF_SCALE", 1.0, minimum=0.0),
         write_tools=parse_names(env.get("GMAIL_MCP_WRITE_TOOLS", "")),
+        display_zone=zone_named(env.get("GMAIL_MCP_TIMEZONE")),
         quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
     )

@@ -21,6 +21,7 @@ from server.toolsets.common import (
     ToolInput,
     ToolOutput,
     bounded,
+    short_date,
 )
 
 DEFAULT_MAX_BODY_CHARS = 20_000
@@ -157,7 +158,7 @@ def render_message(result: GetMessageResult) -> str:
             ("To", headers.to),
             ("Cc", headers.cc),
             ("Reply-To", headers.reply_to),
-            ("Date", headers.date),
+            ("Date", short_date(result.date_iso) if result.date_iso else headers.date),
             ("Subject", headers.subject),
         )
         if value
