@@ -1,5 +1,8 @@
 """First-run stumbles: what a fresh checkout and the set-up scripts do on a new user's machine.
 
+- `setup_env.sh` runs for real in a temporary copy (its directory name has a space), with a stand-in system
+  Python: the real interpreter, except that the venvs it makes log `pip` calls instead of installing anything, or
+  fail the way Debian's python3 does without python3-venv. No network, a second or two per run.
 - `.gitattributes`: a clone made with `core.autocrlf=true` (Git for Windows' default) keeps the byte-exact
   fixtures byte-exact, checks `setup_env.bat` out with CRLF and the shell scripts with LF. The clone is made from
   the committed HEAD, so uncommitted changes neither help nor hurt.
@@ -7,14 +10,167 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from server.runtime.config import PROJECT_ROOT
 
 GIT = shutil.which("git")
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None or os.name == "nt", reason="setup_env.sh runs under bash on macOS/Linux")
+
+# A system Python stand-in: the real interpreter, except for `-m venv DIR`, which per $FAKE_VENV makes
+#   ok            a venv whose bin/python is the real interpreter but logs `-m pip ...` to $PIP_LOG instead
+#   no-ensurepip  what Debian's python3 without python3-venv does: a venv without pip, exit status 1
+FAKE_PYTHON = """#!/usr/bin/env bash
+REAL={real}
+if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
+  if [ "$FAKE_VENV" = "no-ensurepip" ]; then
+    "$REAL" -m venv --without-pip "$3"
+    echo "The virtual environment was not created successfully because ensurepip is not available." >&2
+    exit 1
+  fi
+  mkdir -p "$3/bin"
+  printf '%s\\n' '#!/usr/bin/env bash' \\
+    'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then shift 2; echo "pip $*" >>"$PIP_LOG"; exit 0; fi' \\
+    "exec $(printf %q "$REAL") \\"\\$@\\"" >"$3/bin/python"
+  chmod +x "$3/bin/python"
+  exit 0
+fi
+exec "$REAL" "$@"
+"""
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A copy of what setup_env.sh reads, in a folder whose name has a space."""
+    root = tmp_path / "gmail mcp"
+    root.mkdir()
+    for name in ("setup_env.sh", "requirements.txt", "pyproject.toml"):
+        shutil.copy2(PROJECT_ROOT / name, root / name)
+    fake = tmp_path / "fake-python3"
+    fake.write_text(FAKE_PYTHON.format(real=shlex.quote(sys.executable)))
+    fake.chmod(0o755)
+    return root
+
+
+def run_setup(root: Path, *args: str, fake_venv: str = "ok", **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHON")}
+    environ.update(PYTHON=str(root.parent / "fake-python3"), FAKE_VENV=fake_venv, PIP_LOG=str(root.parent / "pip.log"))
+    environ.update(env)
+    return subprocess.run(
+        [BASH, str(root / "setup_env.sh"), *args],
+        cwd=root.parent,
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def pip_installs(root: Path) -> list[str]:
+    log = root.parent / "pip.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [
+        line.removeprefix("pip install --disable-pip-version-check --quiet ") for line in lines if " install " in line
+    ]
+
+
+@needs_bash
+def test_fresh_setup_installs_requirements_then_the_project_editable(checkout: Path) -> None:
+    result = run_setup(checkout)
+    assert result.returncode == 0, result.stderr
+    assert pip_installs(checkout) == ["--upgrade pip", "-r requirements.txt", "--no-deps -e ."]
+    assert (checkout / ".venv/.installed.sha256").exists()
+
+
+@needs_bash
+def test_next_step_names_this_checkouts_interpreter_and_auth_cli(checkout: Path) -> None:
+    out = run_setup(checkout).stdout
+    assert f'"command": "{checkout}/.venv/bin/python"' in out
+    next_line = next(line for line in out.splitlines() if line.startswith("Next: "))
+    command = next_line.removeprefix("Next: ").split(" (once")[0]
+    assert shlex.split(command) == [f"{checkout}/.venv/bin/python", f"{checkout}/server/auth_cli.py"]
+
+
+@needs_bash
+def test_second_run_skips_pip_until_requirements_or_pyproject_change(checkout: Path) -> None:
+    assert run_setup(checkout, "--quiet").returncode == 0
+    first = pip_installs(checkout)
+    assert run_setup(checkout, "--quiet").returncode == 0
+    assert pip_installs(checkout) == first, "nothing changed, so pip must not run"
+    for name in ("pyproject.toml", "requirements.txt"):
+        with open(checkout / name, "a") as f:
+            f.write("\n# changed\n")
+        before = len(pip_installs(checkout))
+        assert run_setup(checkout, "--quiet").returncode == 0
+        assert pip_installs(checkout)[before:] == ["--upgrade pip", "-r requirements.txt", "--no-deps -e ."], name
+
+
+def _venv_without_pip(venv: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+
+
+def _venv_without_python(venv: Path) -> None:
+    venv.mkdir()
+
+
+def _venv_with_dangling_python(venv: Path) -> None:
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin/python").symlink_to(venv / "no-such-python")
+
+
+def _venv_with_failing_python(venv: Path) -> None:
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin/python").write_text("#!/bin/sh\nexit 1\n")
+    (venv / "bin/python").chmod(0o755)
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("make_broken", "problem"),
+    [
+        (_venv_without_pip, "it has no pip"),
+        (_venv_without_python, "it has no bin/python"),
+        (_venv_with_dangling_python, "it has no bin/python"),
+        (_venv_with_failing_python, "its Python does not run or is older than 3.10"),
+    ],
+)
+def test_broken_venv_is_named_removed_and_rebuilt(checkout: Path, make_broken, problem: str) -> None:
+    make_broken(checkout / ".venv")
+    result = run_setup(checkout, "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"The existing .venv is broken ({problem}): removing it and creating a new one."
+    ]
+    assert pip_installs(checkout) == ["--upgrade pip", "-r requirements.txt", "--no-deps -e ."]
+
+
+@needs_bash
+def test_python_without_venv_support_says_what_to_install_on_every_run(checkout: Path) -> None:
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    for _ in range(2):  # the second run used to fail with "No module named pip" and no advice
+        result = run_setup(checkout, fake_venv="no-ensurepip")
+        assert result.returncode != 0
+        assert f"sudo apt install python{version}-venv" in result.stderr
+        assert "PYTHON=/path/to/python3.x ./setup_env.sh" in result.stderr
+        assert "No module named pip" not in result.stderr
+        assert not (checkout / ".venv").exists(), "a failed creation must not leave a broken .venv behind"
+
+
+@needs_bash
+def test_python_variable_is_used_or_refused_never_replaced(checkout: Path) -> None:
+    result = run_setup(checkout, PYTHON=str(checkout / "no-such-python3"))
+    assert result.returncode != 0
+    assert f"PYTHON={checkout}/no-such-python3 is not a Python 3.10 or newer" in result.stderr
+    assert not (checkout / ".venv").exists()
 
 
 def _git(*args: str, cwd=PROJECT_ROOT) -> str:
