@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -238,3 +239,121 @@ def test_autocrlf_clone_has_crlf_batch_files_and_lf_shell_scripts(autocrlf_clone
 def test_autocrlf_clone_is_clean(autocrlf_clone) -> None:
     # A file committed with line ends its attributes would change shows up as modified right after the clone.
     assert _git("status", "--porcelain", cwd=autocrlf_clone) == ""
+
+
+# setup_env.bat cannot run here: its text is checked for each behaviour the .sh has, for the cmd pitfalls that
+# break a batch file silently, and its embedded Python one-liners are run for real.
+BAT = (PROJECT_ROOT / "setup_env.bat").read_text(encoding="ascii")
+BAT_LINES = BAT.splitlines()
+BAT_CODE = [line.strip() for line in BAT_LINES if line.strip() and not line.lower().lstrip().startswith("rem")]
+
+
+def _bat_set(name: str) -> str:
+    prefix = f'set "{name}='
+    values = [line[len(prefix) : -1] for line in BAT_CODE if line.startswith(prefix) and line.endswith('"')]
+    assert len(values) == 1, f"setup_env.bat should set {name} once, quoted"
+    return values[0]
+
+
+def _bat_label(name: str) -> list[str]:
+    """The code lines of subroutine or section `name`, up to the next label."""
+    start = BAT_CODE.index(f":{name}") + 1
+    end = next((i for i in range(start, len(BAT_CODE)) if BAT_CODE[i].startswith(":")), len(BAT_CODE))
+    return BAT_CODE[start:end]
+
+
+def test_bat_honours_python_variable_then_tries_py_dash_3() -> None:
+    finder = _bat_label("find_python")
+    assert 'call :try_python "%PYTHON%"' in finder
+    assert finder.index("if defined PYTHON (") < finder.index("call :try_python py -3")
+    candidates = [line for line in finder if line.startswith(("call :try_python", "if not defined PY call"))]
+    assert [line.split(":try_python ")[1] for line in candidates] == ['"%PYTHON%"', "py -3", "python", "python3"]
+    assert 'set "PYTHON=%PYTHON:"=%"' in BAT_CODE  # quotes the user typed around the path are dropped
+    assert any("PYTHON=" in line and "is not a Python 3.10" in line for line in _bat_label("bad_python_env"))
+
+
+def test_bat_rebuilds_a_broken_venv() -> None:
+    checks = _bat_label("venv_problem")
+    assert any('"%VPY%" -c "%PY310%"' in line for line in checks)
+    assert any('"%VPY%" -m pip --version' in line for line in checks)
+    assert any("call :ssl_works" in line for line in checks)
+    assert ">&2 echo The existing .venv is broken (%PROBLEM%): removing it and creating a new one." in BAT_CODE
+    assert _bat_label("broken")[1] == "call :remove_venv || goto :cannot_remove"
+    assert 'rmdir /s /q ".venv" >nul 2>&1' in _bat_label("remove_venv")
+    # A failed creation leaves no .venv behind and says what to do.
+    assert _bat_label("create_failed")[0] == "call :remove_venv"
+    assert any("python.org" in line for line in _bat_label("create_failed"))
+
+
+def test_bat_checks_ssl_as_a_desktop_client_would_start_it() -> None:
+    ssl = _bat_label("ssl_works")
+    assert ssl[0] == "setlocal"
+    assert 'set "PATH=%SystemRoot%\\System32;%SystemRoot%;%SystemRoot%\\System32\\Wbem"' in ssl
+    assert 'set "CONDA_PREFIX="' in ssl
+    assert any('"%VPY%" -c "import ssl"' in line for line in ssl)
+    failed = " ".join(_bat_label("ssl_failed"))
+    assert "conda" in failed and "python.org" in failed and 'set "PYTHON=' in failed and "$env:PYTHON=" in failed
+
+
+def test_bat_installs_requirements_then_project_editable_behind_a_stamp() -> None:
+    install = _bat_label("install")
+    assert install[0] == '"%VPY%" -c "%STAMP_PY%" >nul 2>&1 && goto :ready'
+    pip_lines = [line for line in install if "-m pip install" in line]
+    assert "-r requirements.txt" in pip_lines[1] and "--no-deps -e ." in pip_lines[2]
+    assert "--quiet" in pip_lines[2]
+    assert install[-1] == '"%VPY%" -c "%STAMP_PY%" write || goto :stamp_failed'
+
+
+def test_bat_stamp_one_liner_tracks_requirements_and_pyproject(tmp_path: Path) -> None:
+    stamp_py = _bat_set("STAMP_PY")
+    (tmp_path / ".venv").mkdir()
+    for name in ("requirements.txt", "pyproject.toml"):
+        (tmp_path / name).write_text(f"{name}\n")
+
+    def stamp(*args: str) -> int:
+        return subprocess.run([sys.executable, "-c", stamp_py, *args], cwd=tmp_path, timeout=30).returncode
+
+    assert stamp() == 1
+    assert stamp("write") == 0 and stamp() == 0
+    for name in ("requirements.txt", "pyproject.toml"):
+        (tmp_path / name).write_text("changed\n")
+        assert stamp() == 1, name
+        assert stamp("write") == 0 and stamp() == 0
+
+
+def test_bat_python_one_liners_compile() -> None:
+    snippets = [_bat_set("PY310"), _bat_set("STAMP_PY")]
+    for line in BAT_CODE:
+        snippets += [part.split('"', 1)[0] for part in line.split(' -c "')[1:] if not part.startswith("%")]
+    assert len(snippets) >= 5
+    for snippet in snippets:
+        assert "%" not in snippet and "!" not in snippet, snippet  # cmd would eat or expand them
+        compile(snippet, "<setup_env.bat>", "exec")
+
+
+def test_bat_prints_forward_slash_config_and_absolute_auth_command() -> None:
+    ready = _bat_label("ready")
+    assert 'set "JROOT=%ROOT:\\=/%"' in ready
+    assert 'echo       "command": "%JROOT%/.venv/Scripts/python.exe",' in ready
+    assert 'echo       "cwd": "%JROOT%",' in ready
+    auth = '"%ROOT%\\.venv\\Scripts\\python.exe" "%ROOT%\\server\\auth_cli.py"'
+    assert any(line.startswith("echo     cmd:") and line.endswith(auth) for line in ready)
+    assert any(line.startswith("echo     PowerShell:  ^& ") and line.endswith(auth) for line in ready)
+
+
+def test_bat_avoids_cmd_pitfalls() -> None:
+    assert BAT_CODE[1] == "setlocal EnableExtensions DisableDelayedExpansion"
+    assert not any("!" in line for line in BAT_CODE if not line.startswith(("echo", ">&2 echo")))
+    # `if errorlevel 1` misses negative exit codes; %ERRORLEVEL% inside a block is read before the block runs.
+    assert not [line for line in BAT_CODE if "errorlevel" in line.lower()]
+    # Every exit names its code, so `setup_env.bat && ...` and PowerShell's $LASTEXITCODE see failures.
+    assert all(re.search(r"exit /b [01]\b", line) for line in BAT_CODE if "exit /b" in line)
+    # Every goto/call target exists.
+    labels = {line[1:].lower() for line in BAT_CODE if line.startswith(":")}
+    targets = {target.lower() for line in BAT_CODE for target in re.findall(r"(?:goto|call) :(\w+)", line)}
+    assert targets and targets <= labels, targets - labels
+    # Quotes balance on every line (an odd count swallows redirections and parentheses that follow).
+    # (The one substitution that drops quotes from PYTHON is balanced once expanded.)
+    assert [line for line in BAT_CODE if line.replace('%PYTHON:"=%', "").count('"') % 2] == []
+    # rem lines are still percent-expanded: no % there.
+    assert [line for line in BAT_LINES if line.lower().startswith("rem") and "%" in line] == []
