@@ -3,6 +3,8 @@
 - `setup_env.sh` runs for real in a temporary copy (its directory name has a space), with a stand-in system
   Python: the real interpreter, except that the venvs it makes log `pip` calls instead of installing anything, or
   fail the way Debian's python3 does without python3-venv. No network, a second or two per run.
+- `setup_env.bat` cannot run here: its text is checked for the same behaviours and for the cmd pitfalls that break
+  a batch file silently, and its embedded Python one-liners are run for real.
 - `.gitattributes`: a clone made with `core.autocrlf=true` (Git for Windows' default) keeps the byte-exact
   fixtures byte-exact, checks `setup_env.bat` out with CRLF and the shell scripts with LF. The clone is made from
   the committed HEAD, so uncommitted changes neither help nor hurt.
@@ -241,8 +243,6 @@ def test_autocrlf_clone_is_clean(autocrlf_clone) -> None:
     assert _git("status", "--porcelain", cwd=autocrlf_clone) == ""
 
 
-# setup_env.bat cannot run here: its text is checked for each behaviour the .sh has, for the cmd pitfalls that
-# break a batch file silently, and its embedded Python one-liners are run for real.
 BAT = (PROJECT_ROOT / "setup_env.bat").read_text(encoding="ascii")
 BAT_LINES = BAT.splitlines()
 BAT_CODE = [line.strip() for line in BAT_LINES if line.strip() and not line.lower().lstrip().startswith("rem")]
