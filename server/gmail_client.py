@@ -280,7 +280,7 @@ class GmailClient:
     def _metadata_batch_on(
         self, session: _Session, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
     ) -> dict[str, dict[str, Any] | GmailError]:
-        from server.gmail.batch import LeanBatchHttpRequest, is_compatible  # BatchHttpRequest minus email's CPU
+        from server.gmail.batch import LeanBatchHttpRequest, is_compatible, requests_per_id
 
         outcome: dict[str, dict[str, Any] | GmailError] = {}
 
@@ -297,17 +297,12 @@ class GmailClient:
             from googleapiclient.http import BatchHttpRequest
 
             batch = BatchHttpRequest(callback=collect, batch_uri=batch_uri)
-        messages = session.messages
-        for message_id in message_ids:
-            params: dict[str, Any] = {
-                "userId": "me",
-                "id": message_id,
-                "format": "metadata",
-                "metadataHeaders": list(headers),
-            }
-            if fields:
-                params["fields"] = fields
-            batch.add(messages.get(**params), request_id=message_id)
+        params: dict[str, Any] = {"userId": "me", "format": "metadata", "metadataHeaders": list(headers)}
+        if fields:
+            params["fields"] = fields
+        parts = requests_per_id(lambda message_id: session.messages.get(id=message_id, **params), message_ids)
+        for message_id, request in zip(message_ids, parts, strict=True):
+            batch.add(request, request_id=message_id)
         started = time.perf_counter()
         try:
             batch.execute(http=session.http)
