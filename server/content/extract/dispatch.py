@@ -128,7 +128,7 @@ def _extract(
     try:
         entry.handler(data, job)
     except Exception as exc:  # corrupt, truncated or hostile files: keep what was read, say what went wrong
-        job.note(f"{entry.label}: the file could not be (fully) read ({type(exc).__name__}: {clip(str(exc), 200)})")
+        job.cut(f"{entry.label}: the file could not be (fully) read ({type(exc).__name__}: {clip(str(exc), 200)})")
     text, capped = job.text()
     if capped:
         job.cut(f"text cut at the {limits.max_text_chars:,}-character limit")

@@ -18,7 +18,6 @@ _MAIN = ("wordprocessingml.document.main+xml", "wordprocessingml.document.macroe
 _HEADING = re.compile(r"^heading\s*([1-9])$", re.I)
 _SKIP = frozenset({"delText", "instrText", "Fallback", "rPr"})  # deleted text, field codes, VML copies
 _CHECK_EVERY = 2048  # events between deadline checks
-_MAX_PARAGRAPH = 100_000  # characters kept for one paragraph
 
 
 def extract_docx(data: bytes, job: Job) -> None:
@@ -28,7 +27,11 @@ def extract_docx(data: bytes, job: Job) -> None:
         job.note("DOCX: the package has no main document part")
         return
     styles = _styles(package, main)
-    _Reader(job, styles).run(package.events(main))
+    reader = _Reader(job, styles)
+    try:
+        reader.run(package.tolerant_events(main))
+    finally:
+        reader.finish()
 
 
 def _styles(package: Package, main: str) -> dict[str, tuple[str, int]]:
@@ -36,7 +39,7 @@ def _styles(package: Package, main: str) -> dict[str, tuple[str, int]]:
     path = next((p for t, p in package.relationships(main).values() if t == "styles"), "word/styles.xml")
     found: dict[str, tuple[str, int]] = {}
     style_id = ""
-    for count, (kind, name, attrs) in enumerate(package.events(path)):
+    for count, (kind, name, attrs) in enumerate(package.tolerant_events(path)):
         if count > 200_000:
             break
         if kind != START or not isinstance(attrs, dict):
@@ -67,9 +70,10 @@ def _int(value: object) -> int | None:
 
 
 class _Paragraph:
-    __slots__ = ("heading", "level", "listed", "parts", "size", "style")
+    __slots__ = ("cap", "heading", "level", "listed", "parts", "size", "style")
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int) -> None:
+        self.cap = cap  # characters kept (the whole text's cap: one paragraph can be a whole document)
         self.parts: list[str] = []
         self.size = 0
         self.style = ""
@@ -78,7 +82,7 @@ class _Paragraph:
         self.level = 0
 
     def add(self, text: str) -> None:
-        if self.size < _MAX_PARAGRAPH:
+        if self.size < self.cap:
             self.parts.append(text)
             self.size += len(text)
 
@@ -109,13 +113,21 @@ class _Reader:
             if self.job.full:
                 return
 
+    def finish(self) -> None:
+        """Writes what a cut-off document left open: its innermost paragraph."""
+        if self.paragraphs and not self.job.full and not self.job.timed_out:
+            self.skip = 0
+            self.cells.clear()
+            self._paragraph_done(self.paragraphs[-1])
+            self.paragraphs.clear()
+
     def _start(self, name: str, attrs: dict[str, str]) -> None:
         if self.skip or name in _SKIP:
             self.skip += 1
             return
         paragraph = self.paragraphs[-1] if self.paragraphs else None
         if name == "p":
-            self.paragraphs.append(_Paragraph())
+            self.paragraphs.append(_Paragraph(self.job.limits.max_text_chars + 1))
         elif name == "t":
             self.in_text = True
         elif name == "tbl":

@@ -12,7 +12,7 @@ from urllib.parse import unquote
 from xml.parsers.expat import ExpatError
 
 from server.content.extract.model import Job, human_size
-from server.content.extract.xmlsafe import START, Event, xml_events
+from server.content.extract.xmlsafe import START, Event, XmlRefused, xml_events
 from server.content.extract.zipcheck import CappedReader, open_zip
 
 
@@ -28,6 +28,11 @@ class Package:
             self._infos.setdefault(info.filename.lstrip("/").lower(), info)
         self._budget_noted = False
 
+    @property
+    def exhausted(self) -> bool:
+        """The inflation budget is spent: no more parts are read."""
+        return self._budget_noted
+
     def has(self, path: str) -> bool:
         return path.lower() in self._infos
 
@@ -39,13 +44,13 @@ class Package:
             ExpatError: The part is malformed (and was not cut).
         """
         info = self._infos.get(path.lower())
-        if info is None:
+        if info is None or self._budget_noted:  # past the inflation budget nothing more is opened
             return
         cap = self.job.limits.max_part_bytes
         if info.file_size > cap:
-            self.job.cut(
-                f"{self.label}: {path} inflates to {human_size(info.file_size)}; only its first {human_size(cap)} "
-                "were read"
+            self.job.note(
+                f"{self.label}: {path} inflates to {human_size(info.file_size)}; at most its first {human_size(cap)} "
+                "are read"
             )
         with CappedReader(self.zip.open(info), cap, on_read=self._count) as reader:
             try:
@@ -53,10 +58,8 @@ class Package:
             except ExpatError:
                 if not reader.cut:
                     raise
-            if reader.cut and info.file_size <= cap and not self._budget_noted:
-                self.job.cut(
-                    f"{self.label}: {path} is larger than declared; only its first {human_size(cap)} were read"
-                )
+            if reader.cut:
+                self.job.limited = True
 
     def _count(self, size: int) -> bool:
         self.job.inflated += size
@@ -70,9 +73,16 @@ class Package:
             )
         return False
 
+    def tolerant_events(self, path: str) -> Iterator[Event]:
+        """`events`, with a malformed or DTD-carrying part ending early with a note instead of an exception."""
+        try:
+            yield from self.events(path)
+        except (ExpatError, XmlRefused) as exc:
+            self.job.cut(f"{self.label}: {path} is unreadable past this point ({exc})")
+
     def main_part(self, markers: tuple[str, ...], default: str) -> str:
         """The part [Content_Types].xml declares with a content type ending in one of `markers`, else `default`."""
-        for kind, name, attrs in self.events("[Content_Types].xml"):
+        for kind, name, attrs in self.tolerant_events("[Content_Types].xml"):
             if kind == START and name == "Override" and isinstance(attrs, dict):
                 content_type = attrs.get("ContentType", "").lower()
                 part = attrs.get("PartName", "").lstrip("/")
@@ -84,7 +94,7 @@ class Package:
         """{relationship id: (type's last path segment, target part path)} for a part; external targets skipped."""
         folder, name = posixpath.split(part)
         found: dict[str, tuple[str, str]] = {}
-        for kind, tag, attrs in self.events(posixpath.join(folder, "_rels", f"{name}.rels")):
+        for kind, tag, attrs in self.tolerant_events(posixpath.join(folder, "_rels", f"{name}.rels")):
             if kind != START or tag != "Relationship" or not isinstance(attrs, dict):
                 continue
             if attrs.get("TargetMode", "").lower() == "external":

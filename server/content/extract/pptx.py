@@ -6,11 +6,9 @@ Slides come from ppt/presentation.xml's slide list and its relationships. Speake
 
 from __future__ import annotations
 
-from xml.parsers.expat import ExpatError
-
 from server.content.extract.model import Job, clip
 from server.content.extract.ooxml import Package
-from server.content.extract.xmlsafe import END, START, TEXT, XmlRefused
+from server.content.extract.xmlsafe import END, START, TEXT
 
 _MAIN = (
     "presentationml.presentation.main+xml",
@@ -36,14 +34,11 @@ def extract_pptx(data: bytes, job: Job) -> None:
         return
     limit = min(len(slides), max(job.limits.max_pages, 0))
     for index, path in enumerate(slides[:limit]):
-        if not job.proceed(f"PPTX slide {index + 1} of {len(slides):,}"):
+        if package.exhausted or not job.proceed(f"PPTX slide {index + 1} of {len(slides):,}"):
             return
         if not job.write(f"--- slide {index + 1} ---\n"):
             return
-        try:
-            _slide(package.events(path), job)
-        except (ExpatError, XmlRefused) as exc:
-            job.note(f"PPTX slide {index + 1}: unreadable past this point ({type(exc).__name__})")
+        _slide(package.tolerant_events(path), job)
         if not job.write("\n"):
             return
     if limit < len(slides) and not job.timed_out:

@@ -139,13 +139,21 @@ def sniff(data: bytes, mime_type: str, filename: str, max_zip_entries: int) -> S
     by_label = _by_labels(declared, filename)
     magic = _by_magic(data, by_label, max_zip_entries)
     if magic is not None:
-        note = None
-        if by_label in BINARY_FORMATS and by_label != magic and not (by_label == "zip" and magic != "ole"):
-            note = f"declared as {declared or filename}, but the content is {_describe(magic)}"
-        return Sniffed(magic, declared, charset, note)
+        return Sniffed(magic, declared, charset, _mismatch(by_label, magic, declared, filename))
     if by_label is not None:
         return Sniffed(by_label, declared, charset, None)
     return Sniffed("text" if looks_like_text(data) else "unknown", declared, charset, None)
+
+
+def _mismatch(by_label: str | None, magic: str, declared: str, filename: str) -> str | None:
+    if by_label not in BINARY_FORMATS or by_label == magic:
+        return None
+    if by_label == "zip" and magic in ("docx", "xlsx", "pptx"):
+        return None  # Office files are zip archives
+    if magic == "ole" and by_label in ("docx", "xlsx", "pptx"):
+        return None  # a password-protected Office file is an OLE2 container; the result says so
+    label = f"declared as {declared}" if declared not in _GENERIC else f"named {filename.strip()}"
+    return f"{label}, but the content is {_describe(magic)}"
 
 
 def _by_labels(declared: str, filename: str) -> str | None:

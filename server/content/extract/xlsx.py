@@ -37,11 +37,11 @@ def extract_xlsx(data: bytes, job: Job) -> None:
     job.sheets = tuple(name for name, _, _ in sheets)
     rels = package.relationships(workbook)
     by_type = {kind: path for kind, path in reversed(list(rels.values()))}
-    strings = _shared_strings(package, by_type.get("sharedStrings", "xl/sharedStrings.xml"), job)
+    strings = _SharedStrings(package, by_type.get("sharedStrings", "xl/sharedStrings.xml"), job)
     styles = date_styles(package, by_type.get("styles"))
     limit = min(len(sheets), max(job.limits.max_sheets, 0))
     for index, (name, rel_id, state) in enumerate(sheets[:limit]):
-        if not job.proceed(f"XLSX sheet {index + 1} of {len(sheets):,}"):
+        if package.exhausted or not job.proceed(f"XLSX sheet {index + 1} of {len(sheets):,}"):
             return
         kind, path = rels.get(rel_id, ("", ""))
         hidden = " (hidden)" if state in ("hidden", "veryHidden") else ""
@@ -53,10 +53,7 @@ def extract_xlsx(data: bytes, job: Job) -> None:
         if not package.has(path):
             job.write("(the sheet's part is missing)\n\n")
             continue
-        try:
-            _Sheet(job, name, strings, styles, date1904).run(package.events(path))
-        except (ExpatError, XmlRefused) as exc:
-            job.note(f"XLSX sheet '{name}': unreadable past this point ({type(exc).__name__}: {exc})")
+        _Sheet(job, name, strings, styles, date1904).run(package.tolerant_events(path))
         if not job.write("\n"):
             return
     if limit < len(sheets) and not job.timed_out:
@@ -76,36 +73,60 @@ def _workbook(package: Package, path: str) -> tuple[list[tuple[str, str, str]], 
     return sheets, date1904
 
 
-def _shared_strings(package: Package, path: str, job: Job) -> list[str]:
-    strings: list[str] = []
-    current: list[str] = []
-    size = in_text = phonetic = 0
-    cap = job.limits.max_cell_chars
-    for count, (kind, name, value) in enumerate(package.events(path)):
-        if count % _CHECK_EVERY == 0 and not job.proceed("XLSX shared strings"):
-            break
-        if kind == TEXT:
-            if in_text and not phonetic and size < cap:
-                current.append(str(value))
-                size += len(str(value))
-        elif kind == START:
-            if name == "si":
-                current, size = [], 0
-            elif name == "t":
-                in_text = 1
-            elif name == "rPh":
-                phonetic += 1
-        elif kind == END:
-            if name == "t":
-                in_text = 0
-            elif name == "rPh":
-                phonetic = max(phonetic - 1, 0)
-            elif name == "si":
-                strings.append(clip("".join(current), cap))
-                if len(strings) >= _MAX_STRINGS:
-                    job.cut(f"XLSX: only the first {_MAX_STRINGS:,} shared strings were read")
-                    break
-    return strings
+class _SharedStrings:
+    """The workbook's shared strings, parsed only as far as the cells read so far reach.
+
+    Excel writes them in order of first use, so the first window of a sheet needs the first strings only;
+    a large table (millions of strings) costs no more than the rows actually read.
+    """
+
+    def __init__(self, package: Package, path: str, job: Job) -> None:
+        self.job = job
+        self.items: list[str] = []
+        self._events = package.events(path)
+        self._done = False
+        self._count = 0
+        self._current: list[str] = []
+        self._size = self._in_text = self._phonetic = 0
+
+    def get(self, index: int) -> str:
+        if index < 0 or index >= _MAX_STRINGS:
+            return ""
+        try:
+            while index >= len(self.items) and not self._done:
+                self._advance()
+        except (ExpatError, XmlRefused) as exc:
+            self._done = True
+            self.job.cut(f"XLSX: the shared strings are unreadable past string {len(self.items):,} ({exc})")
+        return self.items[index] if index < len(self.items) else ""
+
+    def _advance(self) -> None:
+        """Parse up to the end of the next string."""
+        cap = self.job.limits.max_cell_chars
+        for kind, name, value in self._events:
+            self._count += 1
+            if self._count % _CHECK_EVERY == 0 and not self.job.proceed("XLSX shared strings"):
+                break
+            if kind == TEXT:
+                if self._in_text and not self._phonetic and self._size < cap:
+                    self._current.append(str(value))
+                    self._size += len(str(value))
+            elif kind == START:
+                if name == "si":
+                    self._current, self._size = [], 0
+                elif name == "t":
+                    self._in_text = 1
+                elif name == "rPh":
+                    self._phonetic += 1
+            elif kind == END:
+                if name == "t":
+                    self._in_text = 0
+                elif name == "rPh":
+                    self._phonetic = max(self._phonetic - 1, 0)
+                elif name == "si":
+                    self.items.append(clip("".join(self._current), cap))
+                    return
+        self._done = True
 
 
 def _column(letters: str) -> int:
@@ -116,7 +137,7 @@ def _column(letters: str) -> int:
 
 
 class _Sheet:
-    def __init__(self, job: Job, name: str, strings: list[str], styles: dict[int, str], date1904: bool) -> None:
+    def __init__(self, job: Job, name: str, strings: _SharedStrings, styles: dict[int, str], date1904: bool) -> None:
         self.job = job
         self.name = name
         self.strings = strings
@@ -198,7 +219,7 @@ class _Sheet:
         raw = "".join(self.parts["v"])
         if kind == "s":
             index = int(raw) if raw.strip().isdigit() else -1
-            return self.strings[index] if 0 <= index < len(self.strings) else ""
+            return self.strings.get(index)
         if kind == "inlineStr":
             return "".join(self.parts["t"])
         if kind == "b":

@@ -49,13 +49,14 @@ def _pdf_string(text: str) -> bytes:
     return bytes(out + b")")
 
 
-def build_pdf(pages: Sequence[str], *, compress: bool = False, title: str | None = None) -> bytes:
+def build_pdf(pages: Sequence[str], *, compress: bool = False, title: str | None = None, image_bytes: int = 0) -> bytes:
     """A PDF with one page per string, each line of it set in Helvetica (WinAnsi: Latin-1 and typographic marks).
 
     Args:
         pages: The text of each page; "\\n" starts a new line.
         compress: FlateDecode the page content streams (as most producers do).
         title: A document title for the Info dictionary.
+        image_bytes: Size of an uncompressed grey image drawn on the first page (a scan's weight, no text).
     """
     objects: list[bytes] = []  # object n is objects[n - 1]
 
@@ -66,19 +67,31 @@ def build_pdf(pages: Sequence[str], *, compress: bool = False, title: str | None
     add(b"<< /Type /Catalog /Pages 2 0 R >>")
     add(b"")  # the page tree, filled in below
     font = add(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    image = None
+    if image_bytes > 0:
+        side = max(int(image_bytes**0.5), 1)
+        pixels = bytes(range(256)) * (side * side // 256 + 1)
+        image = add(
+            b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 "
+            b"/Length %d >>\nstream\n%s\nendstream" % (side, side, side * side, pixels[: side * side])
+        )
     kids = []
-    for text in pages:
+    for number, text in enumerate(pages):
         lines = [_pdf_string(line) + b" Tj T*" for line in text.split("\n")]
         stream = b"BT /F1 11 Tf 14 TL 56 780 Td\n" + b"\n".join(lines) + b"\nET"
+        drawn = image is not None and number == 0
+        if drawn:
+            stream = b"q 400 0 0 400 96 200 cm /Im1 Do Q\n" + stream
         if compress:
             stream = zlib.compress(stream)
             content = add(b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(stream), stream))
         else:
             content = add(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+        xobject = b" /XObject << /Im1 %d 0 R >>" % image if drawn else b""
         kids.append(
             add(
-                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 %d 0 R >> >> "
-                b"/Contents %d 0 R >>" % (font, content)
+                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 %d 0 R >>%s >> "
+                b"/Contents %d 0 R >>" % (font, xobject, content)
             )
         )
     objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
