@@ -316,6 +316,12 @@ def test_generic_labels_defer_to_the_extension():
     assert sniff(b"a,b\n", "text/csv", "data.txt", 100).format == "csv"
 
 
+def test_pdf_header_after_junk_is_a_pdf_unless_labelled_as_text():
+    assert sniff(b"\r\n\x00junk%PDF-1.7\n", "application/octet-stream", "", 100).format == "pdf"
+    assert sniff(b"Attached: see %PDF-1.7 header notes", "text/plain", "notes.txt", 100).format == "text"
+    assert sniff(b"%PDF-1.7\n", "text/plain", "notes.txt", 100).format == "pdf"
+
+
 def test_mislabelled_binary_gets_a_note():
     result = read(build_docx(["hi"]), "application/pdf", "report.pdf")
     assert result.format == "docx" and result.text == "hi"

@@ -134,6 +134,14 @@ def test_truncated_pdf_recovers_the_pages_that_survive():
     assert "the file is damaged (PdfStreamError)" in notes(result)
 
 
+def test_page_tree_cycles_and_wrong_counts_are_survived():
+    data = build_pdf(["one", "two"])
+    cyclic = read(data.replace(b"/Kids [5 0 R 7 0 R]", b"/Kids [5 0 R 2 0 R]"), "application/pdf", "c.pdf")
+    assert cyclic.text == "--- page 1 ---\none" and cyclic.pages == 1
+    miscounted = read(data.replace(b"/Count 2", b"/Count 9"), "application/pdf", "w.pdf")
+    assert miscounted.text.endswith("--- page 2 ---\ntwo") and miscounted.pages == 2 and miscounted.complete
+
+
 def test_one_broken_page_does_not_lose_the_others(monkeypatch):
     from pypdf import PageObject
 
@@ -259,6 +267,17 @@ def test_1000_sheet_workbook_stops_at_the_time_limit():
     result = read(build_xlsx({f"S{n}": [[n]] for n in range(1000)}), filename="m.xlsx", clock=clock, limits=limits)
     assert result.text.count("--- sheet:") < 10 and clock.calls <= 12
     assert notes(result).endswith("extraction stopped at the time limit (10 s)")
+
+
+def test_long_docx_and_pptx_stop_at_the_time_limit():
+    clock = TickClock()
+    docx = read(build_docx([f"paragraph {n}" for n in range(5000)]), filename="d.docx", clock=clock)
+    assert "DOCX paragraph" in notes(docx) and notes(docx).endswith("extraction stopped at the time limit (5 s)")
+    assert 0 < docx.text.count("\n") < 5000 and clock.calls < 10
+    clock = TickClock()
+    pptx = read(build_pptx([[f"slide {n}"] for n in range(500)]), filename="p.pptx", clock=clock)
+    assert pptx.text.count("--- slide") == 4 and pptx.pages == 500
+    assert notes(pptx) == "PPTX slide 5 of 500: extraction stopped at the time limit (5 s)"
 
 
 def test_rows_per_sheet_are_capped_with_the_sheet_range_in_the_note():
