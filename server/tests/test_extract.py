@@ -24,6 +24,7 @@ from server.tests.support.attachments import (
     build_pptx,
     build_xlsx,
     docx_parts,
+    xlsx_parts,
     zip_parts,
 )
 
@@ -137,6 +138,26 @@ def test_xlsx_sheets_strings_numbers_booleans_dates():
         "--- sheet: Sales ---\nItem | Qty | Price | Shipped | When | Paid\n"
         "Apples | 3 | 1.25 | TRUE | 2024-03-05 | 2024-03-05T10:30:00\nPears | 10 | 0.3 | FALSE\n\n"
         "--- sheet: Notes ---\nonly |  | sparse"
+    )
+
+
+def test_xlsx_formulas_errors_hidden_sheets_and_1904_dates():
+    parts = xlsx_parts({"Calc": [[1, 2]], "Secret": [["x"]]})
+    parts["xl/workbook.xml"] = (
+        str(parts["xl/workbook.xml"])
+        .replace('r:id="rId2"', 'r:id="rId2" state="hidden"')
+        .replace("<sheets>", '<workbookPr date1904="1"/><sheets>')
+    )
+    cells = (
+        '<c r="C1"><f>SUM(A1:B1)</f><v>3</v></c><c r="D1"><f>NOW()</f></c><c r="E1" t="e"><v>#DIV/0!</v></c>'
+        '<c r="F1" t="str"><f>A1&amp;"x"</f><v>1x</v></c><c r="G1" s="1"><v>0</v></c>'
+    )
+    parts["xl/worksheets/sheet1.xml"] = str(parts["xl/worksheets/sheet1.xml"]).replace(
+        "</c></row>", "</c>" + cells + "</row>"
+    )
+    result = read(zip_parts(parts), filename="calc.xlsx")
+    assert result.text == (
+        "--- sheet: Calc ---\n1 | 2 | 3 | =NOW() | #DIV/0! | 1x | 1904-01-01\n\n--- sheet: Secret (hidden) ---\nx"
     )
 
 

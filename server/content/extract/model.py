@@ -154,12 +154,14 @@ class Job:
 
 
 def human_size(size: int) -> str:
-    """'812 bytes', '12.3 KB', '4.5 MB'."""
+    """'812 bytes', '12.3 KB', '4.5 MB', '4.0 GB'."""
     if size < 1024:
         return f"{size:,} bytes"
     if size < MB:
         return f"{size / 1024:.1f} KB"
-    return f"{size / MB:.1f} MB"
+    if size < 1024 * MB:
+        return f"{size / MB:.1f} MB"
+    return f"{size / (1024 * MB):.1f} GB"
 
 
 def clip(text: str, limit: int) -> str:
