@@ -16,7 +16,7 @@ import pytest
 from server.content.extract import DEFAULT_LIMITS, HANDLERS, Extraction, extract_attachment
 from server.content.extract.sniff import sniff
 from server.content.extract.tabular import sniff_delimiter
-from server.content.extract.xlsx_values import format_kind, number_text, serial_to_iso
+from server.content.extract.xlsx_values import format_kind, number_text, serial_to_iso, unescape
 from server.tests.support.attachments import (
     build_docx,
     build_pdf,
@@ -176,7 +176,7 @@ def test_xlsx_inline_strings():
         ("hh:mm:ss", "time"),
         ("yyyy-mm-dd hh:mm", "datetime"),
         ("[$-409]d-mmm-yy;@", "date"),
-        ("[h]:mm", None),
+        ("[h]:mm", "duration"),
         ("0.00", None),
         ('"day" 0', None),
         ("General", None),
@@ -195,7 +195,9 @@ def test_serial_dates_both_systems_and_the_1900_leap_bug():
     assert serial_to_iso(60, "date", False) == "1900-02-29"
     assert serial_to_iso(61, "date", False) == "1900-03-01"
     assert serial_to_iso(0, "date", True) == "1904-01-01"
+    assert serial_to_iso(10.6320601851852, "duration", False) == "255:10:10"
     assert serial_to_iso(-1, "date", False) is None and serial_to_iso(1e12, "date", False) is None
+    assert unescape("ABC_x000D_DEF _x005F_x000D_") == "ABC\rDEF _x000D_"
     assert number_text("3.0000000000000004") == "3" and number_text("1E+20") == "1e+20" and number_text("x") == "x"
 
 

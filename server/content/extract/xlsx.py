@@ -13,7 +13,7 @@ from xml.parsers.expat import ExpatError
 
 from server.content.extract.model import Job, clip
 from server.content.extract.ooxml import Package
-from server.content.extract.xlsx_values import date_styles, number_text, serial_to_iso
+from server.content.extract.xlsx_values import date_styles, number_text, serial_to_iso, unescape
 from server.content.extract.xmlsafe import END, START, TEXT, XmlRefused
 
 _MAIN = (
@@ -124,7 +124,7 @@ class _SharedStrings:
                 elif name == "rPh":
                     self._phonetic = max(self._phonetic - 1, 0)
                 elif name == "si":
-                    self.items.append(clip("".join(self._current), cap))
+                    self.items.append(clip(unescape("".join(self._current)), cap))
                     return
         self._done = True
 
@@ -221,7 +221,7 @@ class _Sheet:
             index = int(raw) if raw.strip().isdigit() else -1
             return self.strings.get(index)
         if kind == "inlineStr":
-            return "".join(self.parts["t"])
+            return unescape("".join(self.parts["t"]))
         if kind == "b":
             return "TRUE" if raw.strip() in ("1", "true") else "FALSE" if raw.strip() else ""
         if kind in ("str", "e", "d"):
