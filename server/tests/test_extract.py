@@ -74,6 +74,11 @@ def test_pdf_with_compressed_streams_and_an_empty_page():
     assert result.notes == ("PDF: 1 of the 3 pages read have no text (scanned or image-only pages)",)
 
 
+def test_pdf_pages_inherit_resources_from_the_page_tree():
+    result = read(build_pdf(["inherited font", "again"], inherit_resources=True), "application/pdf", "i.pdf")
+    assert result.text == "--- page 1 ---\ninherited font\n\n--- page 2 ---\nagain" and result.notes == ()
+
+
 def test_pdf_without_any_text_says_it_is_probably_scanned():
     result = read(build_pdf(["", ""]), "application/pdf", "scan.pdf")
     assert "probably scanned images" in " ".join(result.notes)

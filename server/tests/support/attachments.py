@@ -49,7 +49,14 @@ def _pdf_string(text: str) -> bytes:
     return bytes(out + b")")
 
 
-def build_pdf(pages: Sequence[str], *, compress: bool = False, title: str | None = None, image_bytes: int = 0) -> bytes:
+def build_pdf(
+    pages: Sequence[str],
+    *,
+    compress: bool = False,
+    title: str | None = None,
+    image_bytes: int = 0,
+    inherit_resources: bool = False,
+) -> bytes:
     """A PDF with one page per string, each line of it set in Helvetica (WinAnsi: Latin-1 and typographic marks).
 
     Args:
@@ -57,6 +64,7 @@ def build_pdf(pages: Sequence[str], *, compress: bool = False, title: str | None
         compress: FlateDecode the page content streams (as most producers do).
         title: A document title for the Info dictionary.
         image_bytes: Size of an uncompressed grey image drawn on the first page (a scan's weight, no text).
+        inherit_resources: Put the font on the page tree root, which every page inherits (as many producers do).
     """
     objects: list[bytes] = []  # object n is objects[n - 1]
 
@@ -88,13 +96,13 @@ def build_pdf(pages: Sequence[str], *, compress: bool = False, title: str | None
         else:
             content = add(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
         xobject = b" /XObject << /Im1 %d 0 R >>" % image if drawn else b""
+        resources = b"" if inherit_resources else b"/Resources << /Font << /F1 %d 0 R >>%s >> " % (font, xobject)
         kids.append(
-            add(
-                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 %d 0 R >>%s >> "
-                b"/Contents %d 0 R >>" % (font, xobject, content)
-            )
+            add(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] %s/Contents %d 0 R >>" % (resources, content))
         )
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    shared = b" /Resources << /Font << /F1 %d 0 R >> >>" % font if inherit_resources else b""
+    kid_list = b" ".join(b"%d 0 R" % k for k in kids)
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d%s >>" % (kid_list, len(kids), shared)
     info = add(b"<< /Title %s /Producer (attachments.py) >>" % _pdf_string(title)) if title else None
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
