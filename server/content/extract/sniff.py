@@ -212,7 +212,7 @@ def _zip_kind(data: bytes, hint: str | None, max_zip_entries: int) -> str:
                 if part in names:
                     return kind
             return "zip"
-    except (zipfile.BadZipFile, ValueError, OSError, NotImplementedError, RuntimeError, EOFError):
+    except Exception:  # zipfile raises many kinds (BadZipFile, zlib.error, struct.error, EOFError...) on damage
         return fallback  # the handler says what is wrong with it
 
 

@@ -9,12 +9,11 @@ sheets, `max_rows` rows per sheet and `max_columns` columns are read; each cut i
 from __future__ import annotations
 
 import re
-from xml.parsers.expat import ExpatError
 
 from server.content.extract.model import Job, clip
 from server.content.extract.ooxml import Package
 from server.content.extract.xlsx_values import date_styles, number_text, serial_to_iso, unescape
-from server.content.extract.xmlsafe import END, START, TEXT, XmlRefused
+from server.content.extract.xmlsafe import END, START, TEXT
 
 _MAIN = (
     "spreadsheetml.sheet.main+xml",
@@ -95,7 +94,7 @@ class _SharedStrings:
         try:
             while index >= len(self.items) and not self._done:
                 self._advance()
-        except (ExpatError, XmlRefused) as exc:
+        except Exception as exc:  # malformed XML, a DTD, damaged deflate data
             self._done = True
             self.job.cut(f"XLSX: the shared strings are unreadable past string {len(self.items):,} ({exc})")
         return self.items[index] if index < len(self.items) else ""
