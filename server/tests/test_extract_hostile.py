@@ -25,6 +25,7 @@ from server.tests.support.attachments import (
     build_pptx,
     build_xlsx,
     docx_parts,
+    hostile_attachments,
     pptx_parts,
     xlsx_parts,
     zip_parts,
@@ -370,6 +371,30 @@ def test_corrupted_bytes_never_escape_as_exceptions(kind):
     for position in range(len(data) // 3, len(data), max(len(data) // 40, 1)):
         broken = bytes(data[:position]) + bytes([data[position] ^ 0x5A]) + bytes(data[position + 1 :])
         assert handled(read(broken, mime_type, f"f.{kind}", max_chars=500))
+
+
+_EXPECTED = {
+    "zip bomb docx": "DOCX: word/document.xml inflates to 64.0 MB; at most its first 32.0 MB are read",
+    "billion laughs docx": "the XML declares a DTD (entities are never expanded here)",
+    "encrypted pdf": "encrypted PDF: it needs a password to open, so its text cannot be read",
+    "10,000-page pdf": "",
+    "1,000-sheet xlsx": "",
+    "12,000-entry zip": "the archive lists 12,000 entries (more than 10,000 are not opened)",
+    "truncated docx": "DOCX: the file could not be (fully) read (BadZipFile",
+    "truncated pdf": "PDF: the file is damaged",
+    "png labelled pdf": "declared as application/pdf, but the content is an image/png image",
+}
+
+
+def test_the_hostile_set_for_end_to_end_suites_gets_clear_bounded_answers():
+    cases = hostile_attachments()
+    assert set(cases) == set(_EXPECTED)
+    for case, (data, mime_type, filename) in cases.items():
+        clock = TickClock()
+        result = extract_attachment(data, mime_type=mime_type, filename=filename, max_chars=20_000, clock=clock)
+        assert handled(result) and len(result.text) <= 20_000 and clock.calls < 100, case
+        assert _EXPECTED[case] in notes(result), (case, result.notes)
+        assert result.text or result.notes, case
 
 
 _MIME_TYPES = st.sampled_from(

@@ -327,3 +327,55 @@ def build_png(width: int = 4, height: int = 3, rgb: tuple[int, int, int] = (200,
         + _chunk(b"IDAT", zlib.compress(row * height))
         + _chunk(b"IEND", b"")
     )
+
+
+# -- hostile attachments -----------------------------------------------------------------------------------------
+
+_LAUGHS = (
+    '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol0 "lol">'
+    + "".join(f'<!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">' for n in range(1, 10))
+    + f']><w:document xmlns:w="{_W}"><w:body><w:p><w:r><w:t>&lol9;</w:t></w:r></w:p></w:body></w:document>'
+)
+
+
+def encrypted_pdf(text: str = "secret", password: str = "hunter2", algorithm: str = "AES-256") -> bytes:
+    """A PDF that needs `password` to open (pypdf, imported here, does the encryption)."""
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(BytesIO(build_pdf([text]))))
+    writer.encrypt(user_password=password, owner_password="owner-" + password, algorithm=algorithm)
+    buffer = BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def hostile_attachments(bomb_mb: int = 64) -> dict[str, tuple[bytes, str, str]]:
+    """Attachments that try to exhaust a reader: {case: (bytes, declared MIME type, file name)}.
+
+    A DOCX whose document inflates to `bomb_mb` MB from a few hundred KB, a DOCX with a billion-laughs DTD, an
+    encrypted PDF, a 10,000-page PDF, a 1,000-sheet XLSX, a zip listing 12,000 entries, truncated DOCX and PDF
+    files, and a PNG labelled as a PDF. About 1 s to build.
+    """
+    bomb = docx_parts([])
+    filler = "<w:p><w:r><w:t>" + "A" * (bomb_mb * 1024 * 1024) + "</w:t></w:r></w:p>"
+    bomb["word/document.xml"] = str(bomb["word/document.xml"]).replace("<w:sectPr/>", filler)
+    laughs = docx_parts([])
+    laughs["word/document.xml"] = _LAUGHS
+    octet = "application/octet-stream"
+    docx = build_docx(["A paragraph that the cut leaves behind."] * 50)
+    pdf = build_pdf([f"Page {n}" for n in range(1, 41)])
+    return {
+        "zip bomb docx": (zip_parts(bomb), octet, "bomb.docx"),
+        "billion laughs docx": (zip_parts(laughs), octet, "laughs.docx"),
+        "encrypted pdf": (encrypted_pdf(), "application/pdf", "locked.pdf"),
+        "10,000-page pdf": (build_pdf([f"page {n}" for n in range(1, 10_001)]), "application/pdf", "huge.pdf"),
+        "1,000-sheet xlsx": (build_xlsx({f"S{n}": [[n]] for n in range(1000)}), octet, "sheets.xlsx"),
+        "12,000-entry zip": (
+            zip_parts({f"f{n}.txt": b"" for n in range(12_000)}, compression=zipfile.ZIP_STORED),
+            "application/zip",
+            "many.zip",
+        ),
+        "truncated docx": (docx[: len(docx) // 2], octet, "cut.docx"),
+        "truncated pdf": (pdf[: len(pdf) * 2 // 3], "application/pdf", "cut.pdf"),
+        "png labelled pdf": (build_png(), "application/pdf", "photo.pdf"),
+    }
