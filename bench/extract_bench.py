@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             ),
             args.repeat,
         )
-        shape = f"{whole.pages} pages" if whole.pages else f"{len(whole.sheets or ())} sheets"
+        shape = f"{whole.pages} pages" if whole.pages else f"{len(whole.sheets)} sheets" if whole.sheets else "-"
         size = f"{len(whole.text.encode()) / 1024:,.0f} KB"
         print(f"{name:<32} {len(data) / MB:>7.2f}MB {window_ms:>10.1f} {whole_ms:>9.1f} {size:>12} {shape:>13}")
         for note in whole.notes:
