@@ -8,7 +8,7 @@ Entry points (the tools layer calls exactly these):
 Everything is total: any input shape gives a result, never an exception. The work is split over small modules:
 `mime_walk` (part tree and body choice), `charsets` (bytes and RFC 2047/2231), `html_text` (HTML to text),
 `calendar_text` (invites), `raw_message` (RFC 2822 bytes to a payload tree), `text_tidy` (final clean-up),
-`body_slice` (bounds).
+`body_slice` (bounds), `quotes` (quoted reply history).
 """
 
 from __future__ import annotations
