@@ -31,9 +31,7 @@ class Settings:
     enrich_top_k: int
     request_timeout_s: float
     backoff_scale: float  # multiplies every retry wait; 1.0 in production, tiny in fault suites
-    quota_units_per_s: float = (
-        DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
-    )
+    quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
 
     @property
     def endpoint(self) -> str:
