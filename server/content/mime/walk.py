@@ -142,9 +142,7 @@ class _Walker:
         if subtype == "alternative":
             return self.alternative(kids, depth)
         if subtype == "related" and kids:
-            start = part.params.get("start", "").strip().strip("<>")
-            ids = [MimePart(kid).headers.get("content-id", "").strip().strip("<>") for kid in kids] if start else []
-            root = ids.index(start) if start in ids else 0
+            root = _related_root(part, kids)
             piece = self.render(kids[root], depth + 1)
             for index, kid in enumerate(kids):
                 if index != root:
@@ -301,6 +299,32 @@ class _Walker:
             self.note("signed (inline PGP): signature not verified")
             text = unarmor_signed(text)
         return _Piece(tidy_text(text), "text/plain")
+
+
+def _related_root(part: MimePart, kids: list[object]) -> int:
+    """The root of a multipart/related (RFC 2387): the part whose Content-ID is the `start` parameter, else the
+    first part of the declared `type`, else the first part. Beyond the RFC, a first part that cannot be a body
+    (an image put first by a careless mailer) yields to the first text or multipart part."""
+    views = [MimePart(kid) for kid in kids[:MAX_PARTS]]
+    start = _cid(part.params.get("start", ""))
+    if start:
+        ids = [_cid(view.headers.get("content-id", "")) for view in views]
+        if start in ids:
+            return ids.index(start)
+    declared = part.params.get("type", "").strip().strip("\"'").lower()
+    if declared:
+        for index, view in enumerate(views):
+            if view.mime == declared:
+                return index
+    if views and not views[0].mime.startswith(("text/", "multipart/", "message/")):
+        for index, view in enumerate(views):
+            if view.mime.startswith(("text/", "multipart/")) and not view.filename():
+                return index
+    return 0
+
+
+def _cid(value: str) -> str:
+    return "".join(value.split()).strip("<>").lower()
 
 
 def _is_placeholder(plain: str, html_text: str) -> bool:
