@@ -4,8 +4,8 @@
     .venv/bin/python -m server.tests.data.make_corpus --check  # exit 1 if the committed files are stale
 
 The output is a pure function of the case definitions (corpus_text.py, corpus_structure.py, corpus_more.py), so
-regenerating gives byte-identical files; test_content_fidelity.py checks that. The 5 MB case is not written here: tests and
-the parse benchmark build it with `corpus_structure.large_case()` so the repository stays small.
+regenerating gives byte-identical files; test_content_fidelity.py checks that. The 5 MB case is not written here:
+tests and the parse benchmark build it with `corpus_structure.large_case()` so the repository stays small.
 """
 
 from __future__ import annotations
