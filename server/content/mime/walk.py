@@ -15,7 +15,7 @@ from urllib.parse import unquote
 from server.content.mime.part import MimePart, header_lines, unarmor_signed, unflow
 from server.content.mime.raw import payload_from_bytes
 from server.content.text.calendar_text import summarize_calendar
-from server.content.text.charsets import decode_header_value, decode_text, lenient_b64
+from server.content.text.charsets import decode_header_value, decode_text, lenient_b64, mojibake_candidate
 from server.content.text.html_text import html_to_text
 from server.content.text.tidy import tidy_text
 
@@ -281,7 +281,8 @@ class _Walker:
     def decode(self, part: MimePart, data: bytes) -> str:
         declared = part.params.get("charset")
         text, how = decode_text(data, declared, guess=self.guesses_left > 0)
-        self.guesses_left -= how not in ("utf-8", "empty")  # any other path may have run the guesser
+        # Any other path may have run the guesser, and so may the mojibake check on UTF-8 text.
+        self.guesses_left -= how not in ("utf-8", "empty") or mojibake_candidate(text, declared)
         where = f"part {part.part_id or '(top)'}"
         if how.endswith("!"):
             self.note(f"{where}: some bytes matched no charset and were replaced with U+FFFD")
