@@ -71,6 +71,30 @@ def test_the_authors_tricky_lines_survive_above_real_history(text: str, case: Qu
     assert strip_quoted_reply(f"{text}\n\n{case.history}\n") == text
 
 
+# Last lines of an author's text that sit right above the attribution when HTML is turned into text (no blank line
+# between): none may be taken for part of a wrapped attribution.
+LAST_LINES = [
+    "Anna",
+    "Thanks,",
+    "Sent from my iPhone",
+    "Anna Kowalska | Senior Account Manager | ACME Corporation Poland",
+    "Let me know if 10:30 works for you and the whole team tomorrow",
+    "Best regards, Anna Smith (anna@example.com)",
+    "Call me at 10:30 tomorrow, Carol Smith <carol@example.com>",
+]
+
+
+@pytest.mark.parametrize("last", LAST_LINES)
+def test_author_lines_right_above_the_attribution_survive(last: str) -> None:
+    failures = []
+    for case in QUOTE_CASES:
+        if case.body is None:
+            author = f"{case.author}\n{last}"
+            if strip_quoted_reply(f"{author}\n{case.history}\n") != author:
+                failures.append(case.name)
+    assert failures == []
+
+
 _TRICKY_LINES = [line for text in AUTHOR_ONLY for line in text.split("\n") if line.strip()]
 _WORDS = st.text(alphabet="abcdefghij klmnop ABCDE,.!?:;-0123456789éßж中", min_size=1, max_size=60)
 _AUTHOR_LINE = st.one_of(st.sampled_from(_TRICKY_LINES), _WORDS.filter(lambda s: not s.lstrip().startswith(">")))

@@ -46,6 +46,8 @@ _LEAD = re.compile(
     r"^(?:on|le|am|el|il|em|op|den|dne|dňa|dana|dnia|w\s+dniu|på|στις|pada|vào|în|в|在|\d)(?![^\W\d_])", re.I
 )
 # Horde/IMP and friends: "Quoting Carol <c@x>:", "Zitat von Carol <c@x>:".
+# How attributions start: a lead word or a digit, or a weekday abbreviation before the date ("pon., 4", "ma 4.").
+_STARTS = re.compile(rf"{_LEAD.pattern}|[^\W\d_]{{1,4}}\.?,?\s+\d", re.I)
 _QUOTING = re.compile(rf"^(?:quoting|zitat von|citando|cytuję|citation de|lainaus)\s.{{1,200}}?{_COLON}", re.I)
 # A line holding only a date, as Claws Mail writes above "Carol <c@x> wrote:" ("On Mon, 4 Mar 2024 09:12 +0100").
 _DATE_LINE = re.compile(r"^\s*\S+\s[^:]{0,40}\d{1,2}[:.]\d{2}(?::\d{2})?(?:\s*(?:[AP]M|[+-]\d{4}|[A-Z]{2,5}))*\s*$")
@@ -258,35 +260,48 @@ def _attribution(lines: list[str], index: int) -> tuple[int, bool, bool] | None:
     line = _clean(lines[index]).rstrip()
     if not line.endswith((":", "：", "작성")):
         return None
-    start = index  # a mailer may have wrapped it: walk back over continuation lines (at most three)
-    while start > index - 3 and start > 0 and _continues(_clean(lines[start - 1]), _clean(lines[start])):
-        start -= 1
+    # A mailer may have wrapped it: walk back over continuation lines (at most three), on strong signs only
+    # ("Name <" / "addr> wrote:") and also on weak ones (a long line with a date and no sentence end).
+    strong = weak = index
+    while strong > index - 3 and strong > 0 and _continues(_clean(lines[strong - 1]), _clean(lines[strong])) == 2:
+        strong -= 1
+    while weak > index - 3 and weak > 0 and _continues(_clean(lines[weak - 1]), _clean(lines[weak])):
+        weak -= 1
     after = index + 1
     while after < len(lines) and not lines[after].strip():
         after += 1
     quoted_next = after < len(lines) and _quoted(_clean(lines[after]))
-    for first in range(start, index + 1):  # the longest span that reads as an attribution
-        span = " ".join(_clean(lines[at]).strip() for at in range(first, index + 1))
-        verdict = _judge(span, quoted_next)
+    verdicts = {}
+    for first in range(min(weak, strong), index + 1):
+        verdict = _judge(" ".join(_clean(lines[at]).strip() for at in range(first, index + 1)), quoted_next)
         if verdict is not None:
-            return first, quoted_next, verdict
-    return None
+            verdicts[first] = verdict
+    # The longest span that starts as attributions do ("On ...", a date, "pon., 4 ..."); else the longest one
+    # held together by strong signs, so an author's line above "Carol <c@x> wrote on ...:" is never taken.
+    chosen = next((first for first in verdicts if _STARTS.match(_clean(lines[first]).lstrip())), None)
+    if chosen is None:
+        chosen = next((first for first in verdicts if first >= strong), None)
+    return None if chosen is None else (chosen, quoted_next, verdicts[chosen])
 
 
-def _continues(previous: str, line: str) -> bool:
-    """Whether `line` looks like the wrapped continuation of `previous` (an attribution broken by a mailer)."""
+def _continues(previous: str, line: str) -> int:
+    """Whether `line` is the wrapped continuation of `previous` in an attribution a mailer broke: 2 on strong
+    signs, 1 on a weak one, 0 when not."""
     before, current = previous.rstrip(), line.strip()
     if not before.strip() or not current or _quoted(before) or len(before) > _MAX_LINE:
-        return False
-    if before.endswith(("<", "(", "[", ",", '"')) or current[:1] in "<([":
-        return True
+        return 0
+    if before.endswith(("<", "(", "[")) or current[:1] in "<([" or "@" in current.split(" ", 1)[0]:
+        return 2  # Gmail's "Name <" / "addr> wrote:" break, Apple's "Name" / "<addr> wrote:"
+    verb = _VERB.match(current)
+    if verb is not None and verb.start() == 0:
+        return 2  # the verb alone on the last line: "wrote:", "napisał(a):"
     if current[:1].isupper() and _LEAD.match(current):
-        return False  # "On ...", "Le ...": an attribution starts here
+        return 0  # "On ...", "Le ...": an attribution starts here
     if _LEAD.match(before.lstrip()) and _DATE_LINE.match(before) and len(before) <= 80:
-        return True
-    if current[:1].islower() or "@" in current.split(" ", 1)[0]:
-        return True
-    return len(before) >= 60 and not before.endswith((".", "!", "?", ":", "。", "！", "？", ";"))
+        return 2  # Claws Mail: "On Mon, 4 Mar 2024 09:12 +0100" / "Carol <c@x> wrote:"
+    # A long line with a date or time and no sentence end: Gmail may have wrapped inside the name.
+    dated = _TIME.search(before) or _DATE.search(before)
+    return int(len(before) >= 40 and bool(dated) and not before.endswith((".", "!", "?", ":", ";", "。", "！", "？")))
 
 
 def _judge(span: str, quoted_next: bool) -> bool | None:
