@@ -353,6 +353,6 @@ def _verb_context(prefix: str, tail: str) -> bool:
 
 
 def _looks_like_name(prefix: str) -> bool:
-    """ "Carol", "On Mon, Carol Smith", "Carol Smith <c@x>": at most six tokens, each capitalized or bracketed."""
+    """A name before the verb ("Carol", "On Mon, Carol Smith", "张三"): at most six tokens, none in lower case."""
     tokens = prefix.replace(",", " ").split()
     return 0 < len(tokens) <= 6 and not any(token[:1].islower() for token in tokens)
