@@ -43,7 +43,10 @@ class GetMessageInput(ToolInput):
     )
     offset: Count = Field(0, ge=0, description="Start of body_text, in characters: pass next_offset to read on.")
     include_html: bool = Field(False, description="Also return the raw HTML source (large; rarely needed).")
-    strip_quoted: bool = Field(False, description='Drop quoted reply history ("On ... wrote:" and > lines).')
+    strip_quoted: bool = Field(
+        False,
+        description='Drop quoted reply history: "On ... wrote:" in any language, Outlook header blocks, > lines.',
+    )
 
 
 class MessageHeaders(ToolOutput):
