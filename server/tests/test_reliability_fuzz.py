@@ -15,11 +15,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
+import mcp_types as types
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.client import Client
+from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
 from server.auth import TokenStore
@@ -207,7 +209,20 @@ def is_valid(tool: str, arguments: Any) -> bool:
     return isinstance(arguments, dict | None)
 
 
+def as_received(tool: str, arguments: Any) -> Any:
+    """The arguments as the server receives them from an MCP client, which is what the oracle must judge.
+
+    The client serializes every request with pydantic, `request.model_dump(by_alias=True, mode="json",
+    exclude_none=True)` (mcp.client.session.ClientSession.send_request), and JSON mode writes NaN and infinity as
+    null: `{"label_ids": NaN}` arrives as `{"label_ids": null}`, which the server rightly accepts.
+    `test_the_oracle_sees_what_a_session_delivers` checks this mirror against a real session.
+    """
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
+    return request.model_dump(by_alias=True, mode="json", exclude_none=True)["params"].get("arguments")
+
+
 def check_answer(tool: str, arguments: Any, result: Any) -> None:
+    """`arguments` as the server received them (see `as_received`)."""
     text = result.content[0].text
     assert isinstance(text, str) and len(text) < 1_000_000
     if result.is_error:
@@ -267,9 +282,10 @@ def test_every_argument_shape_gets_an_answer(portal, memory_session, memory_cont
         batch = variants(arguments)
         answers = portal.call(answer_all, memory_session, memory_context, tool, batch)
         for case, result in zip(batch, answers, strict=True):
-            check_answer(tool, case, result)
+            via_session = isinstance(case, dict | None)
+            check_answer(tool, as_received(tool, case) if via_session else case, result)
             cases["valid"] += not result.is_error
-            cases["via_session"] += isinstance(case, dict | None)
+            cases["via_session"] += via_session
         cases["n"] += len(batch)
 
     one()
@@ -283,6 +299,38 @@ def test_every_argument_shape_gets_an_answer(portal, memory_session, memory_cont
     )
     assert cases["n"] >= DISPATCH_EXAMPLES and cases["valid"] > 0  # some cases got real answers
     assert cases["via_session"] >= cases["n"] * 0.5
+
+
+@pytest.fixture(scope="module")
+def echo_session(portal) -> Iterator[tuple[Client, list[Any]]]:
+    """A real in-process MCP client session to a server that only records the arguments it receives."""
+    received: list[Any] = []
+
+    async def on_call_tool(_request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        received.append(params.arguments)
+        return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+    async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[])
+
+    server = Server("echo", on_call_tool=on_call_tool, on_list_tools=on_list_tools)
+    with portal.wrap_async_context_manager(Client(server, mode="legacy")) as client:
+        yield client, received
+
+
+def test_the_oracle_sees_what_a_session_delivers(portal, echo_session):
+    client, received = echo_session
+    nan, inf = float("nan"), float("inf")
+    assert as_received(SEARCH, {"query": "in:inbox", "label_ids": nan}) == {"query": "in:inbox", "label_ids": None}
+    assert as_received(SEARCH, {"a": [inf, -inf], "b": {"c": nan}}) == {"a": [None, None], "b": {"c": None}}
+
+    @settings(BASE, max_examples=200)
+    @given(arguments=tool_arguments(finite=False).filter(lambda a: isinstance(a, dict | None)))
+    def one(arguments: Any) -> None:
+        portal.call(client.call_tool, SEARCH, arguments)
+        assert received[-1] == as_received(SEARCH, arguments)
+
+    one()
 
 
 @pytest.fixture(scope="module")
@@ -322,7 +370,7 @@ def test_a_real_mcp_session_answers_every_argument_shape(portal, emulator_sessio
         # The MCP client itself refuses non-object arguments before sending; the dispatch fuzz covers those.
         batch = [case for case in variants(arguments) if isinstance(case, dict | None)]
         for case, result in zip(batch, portal.call(answer_all_over_mcp, tool, batch), strict=True):
-            check_answer(tool, case, result)
+            check_answer(tool, as_received(tool, case), result)
             cases["valid"] += not result.is_error
         cases["n"] += len(batch)
 
