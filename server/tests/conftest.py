@@ -1,5 +1,10 @@
 """Shared fixtures. The `live` suites run against a real inbox (token from auth_cli.py) or, with
 `GMAIL_LIVE_TARGET=emulator`, against the local Gmail emulator serving the bundled demo mailbox.
+
+Hypothesis profiles are registered here and nowhere else: `ci` (derandomized: the same examples every run; chosen
+when the CI variable is set), `dev` (random; the local default) and `deep` (random, ten times the examples).
+`HYPOTHESIS_PROFILE=deep` picks one explicitly. Tests never fix their own example counts; one that needs a
+different count scales the profile's (`server.tests.support.properties.examples`).
 """
 
 from __future__ import annotations
@@ -10,11 +15,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from server.auth import TokenStore
 from server.gmail_client import GmailClient
 from server.runtime.config import Settings, load_settings
 from server.runtime.observability import Metrics
+
+PROFILE_EXAMPLES = 300
+# No deadline and no too_slow check: both measure wall time, which on two shared cores is noise, not a bug. No
+# example database: nothing is written into the tree; a failure prints the blob that reproduces it.
+hypothesis_settings.register_profile(
+    "dev",
+    max_examples=PROFILE_EXAMPLES,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+hypothesis_settings.register_profile("ci", hypothesis_settings.get_profile("dev"), derandomize=True)
+hypothesis_settings.register_profile("deep", hypothesis_settings.get_profile("dev"), max_examples=10 * PROFILE_EXAMPLES)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if "CI" in os.environ else "dev"))
 
 
 @dataclass
