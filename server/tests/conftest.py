@@ -10,18 +10,22 @@ different count scales the profile's (`server.tests.support.properties.examples`
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from server.auth import TokenStore
+from server.emulator import Emulator, start_emulator
 from server.gmail_client import GmailClient
 from server.runtime.config import Settings, load_settings
 from server.runtime.observability import Metrics
+from server.tests.support.emulator import build_mailbox, emulator_settings
 
 PROFILE_EXAMPLES = 300
 # No deadline and no too_slow check: both measure wall time, which on two shared cores is noise, not a bug. No
@@ -58,25 +62,18 @@ class LiveGmail:
 
 
 @pytest.fixture(scope="session")
-def live_gmail(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveGmail]:
+def live_gmail(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> LiveGmail:
     target = os.environ.get("GMAIL_LIVE_TARGET", "gmail").strip().lower()
     if target == "emulator":
-        from server.demo import DEMO_MAILBOX
-        from server.emulator import start_emulator
-
-        with start_emulator(DEMO_MAILBOX, rebase_dates=True) as emulator:
-            token = emulator.write_token(tmp_path_factory.mktemp("live") / "token.json")
-            base = load_settings(env={}, dotenv=False)
-            settings = base.with_overrides(api_endpoint=emulator.url, token_uri=emulator.token_uri, token_path=token)
-            yield LiveGmail(settings, "emulator")
-        return
+        demo = request.getfixturevalue("demo_emulator")
+        return LiveGmail(emulator_settings(demo, tmp_path_factory.mktemp("live")), "emulator")
     settings = load_settings()
     if not settings.token_path.exists():
         pytest.skip(
             f"live tests need a Gmail token at {settings.token_path}: run `python server/auth_cli.py` first "
             "(or run them against the local emulator with GMAIL_LIVE_TARGET=emulator)"
         )
-    yield LiveGmail(settings, "gmail")
+    return LiveGmail(settings, "gmail")
 
 
 @pytest.fixture
@@ -87,19 +84,63 @@ def live_token_copy(live_gmail: LiveGmail, tmp_path: Path) -> Path:
     return copy
 
 
-@pytest.fixture(scope="session")
-def gmail_emulator(tmp_path_factory: pytest.TempPathFactory):
-    """One emulator per test session over a small mailbox built by the tests (see emulator_helpers.py)."""
-    from server.emulator import start_emulator
-    from server.tests.support.emulator import build_mailbox
+# -- the emulator fixture family ------------------------------------------------------------------------------------
+# `emulator` is what most tests want. Point a server at any of them with `emulator_env` / `emulator_settings`
+# (server/tests/support/emulator.py).
 
-    with start_emulator(build_mailbox(tmp_path_factory.mktemp("emulator") / "mail")) as emulator:
-        yield emulator
+
+@pytest.fixture(scope="session")
+def emulator_mailbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test mailbox (support/emulator.py `build_mailbox`), written once per session."""
+    return build_mailbox(tmp_path_factory.mktemp("emulator") / "mail")
+
+
+@pytest.fixture(scope="session")
+def gmail_emulator(emulator_mailbox: Path) -> Iterator[Emulator]:
+    """One emulator per session over the test mailbox, for session- and module-scoped fixtures. Tests take
+    `emulator`, which is this one cleaned up around the test."""
+    with start_emulator(emulator_mailbox) as running:
+        yield running
 
 
 @pytest.fixture
-def emulator(gmail_emulator):
-    """The session emulator with faults, limits and the request log cleared before and after the test."""
+def emulator(gmail_emulator: Emulator) -> Iterator[Emulator]:
+    """The session emulator, clean: no faults, no concurrency limit, refresh token valid, empty request log;
+    afterwards it waits for the test's requests to finish (a hang noticing its client left) and cleans again, so
+    nothing a test started can land in the next test's log."""
     gmail_emulator.reset()
     yield gmail_emulator
+    _wait_until_idle(gmail_emulator)
     gmail_emulator.reset()
+
+
+def _wait_until_idle(emulator: Emulator, timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while emulator.info()["in_flight"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def make_emulator(emulator_mailbox: Path) -> Iterator[Callable[..., Emulator]]:
+    """Starts emulators of the test's own: `make_emulator(mailbox=None, **options)` takes `start_emulator`'s
+    options (`latency_ms`, `token_ttl_s`, `body_charset`, ...) over the test mailbox or another one. All are
+    stopped when the test ends."""
+    started: list[Emulator] = []
+
+    def make(mailbox: Path | None = None, **options: Any) -> Emulator:
+        started.append(start_emulator(mailbox or emulator_mailbox, **options))
+        return started[-1]
+
+    yield make
+    for running in started:
+        running.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_emulator() -> Iterator[Emulator]:
+    """One emulator per session over the bundled demo mailbox with dates rebased to now, as demo mode serves it.
+    Shared as is: tests that inject faults use `emulator` or `make_emulator` instead."""
+    from server.demo import DEMO_MAILBOX
+
+    with start_emulator(DEMO_MAILBOX, rebase_dates=True) as running:
+        yield running

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from server.runtime.config import PROJECT_ROOT
+from server.tests.support.emulator import emulator_env
 
 
 def check(env_overrides: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -18,9 +19,7 @@ def check(env_overrides: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 def test_a_working_setup_passes_every_check(emulator, tmp_path):
     token = emulator.write_token(tmp_path / "token.json")
-    result = check(
-        {"GMAIL_API_ENDPOINT": emulator.url, "GMAIL_TOKEN_URI": emulator.token_uri, "GMAIL_TOKEN_PATH": str(token)}
-    )
+    result = check(emulator_env(emulator, token))
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""  # stdout is reserved for MCP, even here
     assert f"Gmail answers for {emulator.store.email_address}" in result.stderr
@@ -36,8 +35,6 @@ def test_a_missing_token_fails_with_the_fix(tmp_path):
 def test_an_open_token_file_is_flagged(emulator, tmp_path):
     token = emulator.write_token(tmp_path / "token.json")
     token.chmod(0o644)
-    result = check(
-        {"GMAIL_API_ENDPOINT": emulator.url, "GMAIL_TOKEN_URI": emulator.token_uri, "GMAIL_TOKEN_PATH": str(token)}
-    )
+    result = check(emulator_env(emulator, token))
     if os.name == "posix":
         assert f"chmod 600 {token}" in result.stderr

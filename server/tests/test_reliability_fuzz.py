@@ -31,8 +31,8 @@ from server.gmail.query import compose_query
 from server.gmail_client import GmailClient
 from server.models import GetMessageInput, SearchMessagesInput
 from server.protocol import dispatch
-from server.runtime.config import load_settings
 from server.runtime.observability import Metrics
+from server.tests.support.emulator import emulator_settings
 from server.tests.support.properties import examples
 from server.tests.support.reliability import CATEGORIES, GET, SEARCH, tally
 from server.tools import TOOLS, ToolContext
@@ -339,14 +339,8 @@ def test_the_oracle_sees_what_a_session_delivers(portal, echo_session):
 @pytest.fixture(scope="module")
 def emulator_session(portal, gmail_emulator, tmp_path_factory) -> Iterator[Client]:
     """A real MCP client session (in-process) -> the real Google client stack -> the session emulator."""
-    token = gmail_emulator.write_token(tmp_path_factory.mktemp("fuzz") / "token.json")
-    env = {
-        "GMAIL_API_ENDPOINT": gmail_emulator.url,
-        "GMAIL_TOKEN_URI": gmail_emulator.token_uri,
-        "GMAIL_TOKEN_PATH": str(token),
-        "GMAIL_MCP_QUOTA_UNITS_PER_S": "0",  # hundreds of calls in seconds: not a budget test
-    }
-    settings_ = load_settings(env=env, dotenv=False)
+    # Hundreds of calls in seconds: not a quota budget test.
+    settings_ = emulator_settings(gmail_emulator, tmp_path_factory.mktemp("fuzz"), quota_units_per_s=0.0)
     metrics = Metrics()
     context = ToolContext(
         gmail=GmailClient(settings_, TokenStore(settings_), metrics=metrics), enrich_top_k=3, metrics=metrics

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
@@ -19,10 +17,12 @@ import pytest
 from mcp.client import Client
 
 from server.auth import TokenStore
+from server.emulator import Emulator
 from server.gmail_client import GmailClient
 from server.protocol.dispatch import build_server
-from server.runtime.config import load_settings
+from server.runtime.config import Settings
 from server.runtime.observability import Metrics
+from server.tests.support.emulator import emulator_settings
 from server.tools import ENRICH_HEADERS, ToolContext
 
 pytestmark = pytest.mark.anyio
@@ -37,12 +37,9 @@ def anyio_backend():
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path]]:
-    from server.demo import DEMO_MAILBOX
-    from server.emulator import start_emulator
-
-    with start_emulator(DEMO_MAILBOX, rebase_dates=True) as emulator:
-        yield emulator, emulator.write_token(tmp_path_factory.mktemp("counts") / "token.json")
+def demo(demo_emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> tuple[Emulator, Settings]:
+    """The session's demo emulator, and settings pointing a server at it (one token file for the module)."""
+    return demo_emulator, emulator_settings(demo_emulator, tmp_path_factory.mktemp("counts"), quota_units_per_s=0.0)
 
 
 class RecordingHttp(httplib2.Http):
@@ -56,15 +53,8 @@ class RecordingHttp(httplib2.Http):
         return super().request(uri, method, body, *args, **kwargs)
 
 
-def new_server_context(emulator: Any, token: Path) -> ToolContext:
+def new_server_context(settings: Settings) -> ToolContext:
     """What `python -m server.main` builds at start-up, pointed at the emulator (bodies sent are recorded)."""
-    env = {
-        "GMAIL_API_ENDPOINT": emulator.url,
-        "GMAIL_TOKEN_URI": emulator.token_uri,
-        "GMAIL_TOKEN_PATH": str(token),
-        "GMAIL_MCP_QUOTA_UNITS_PER_S": "0",
-    }
-    settings = load_settings(env=env, dotenv=False)
     metrics = Metrics()
     client = GmailClient(
         settings, TokenStore(settings), metrics=metrics, http_factory=lambda: RecordingHttp(timeout=10)
@@ -108,8 +98,8 @@ def assert_enrichment_batch(entry: dict, result: Any, parts: int = 10) -> None:
 
 
 async def test_search_10_is_one_list_and_one_batch_of_10(demo):
-    emulator, token = demo
-    async with Client(build_server(new_server_context(emulator, token)), mode="legacy") as client:
+    emulator, settings = demo
+    async with Client(build_server(new_server_context(settings)), mode="legacy") as client:
         await warm(client, emulator)
         result, entries = await measured(client, emulator, SEARCH, {"query": "in:inbox", "max_results": 10})
     assert shape(entries) == [("GET", LIST_PATH, None), ("POST", BATCH_PATH, 10)]
@@ -126,8 +116,8 @@ async def test_search_10_is_one_list_and_one_batch_of_10(demo):
 
 
 async def test_search_50_is_one_list_of_50_and_one_batch_of_the_top_10(demo):
-    emulator, token = demo
-    async with Client(build_server(new_server_context(emulator, token)), mode="legacy") as client:
+    emulator, settings = demo
+    async with Client(build_server(new_server_context(settings)), mode="legacy") as client:
         await warm(client, emulator)
         result, entries = await measured(client, emulator, SEARCH, {"query": "in:inbox", "max_results": 50})
     assert result.structured_content["result_count"] == 50
@@ -137,8 +127,8 @@ async def test_search_50_is_one_list_of_50_and_one_batch_of_the_top_10(demo):
 
 
 async def test_a_page_token_search_is_one_list_and_one_batch(demo):
-    emulator, token = demo
-    async with Client(build_server(new_server_context(emulator, token)), mode="legacy") as client:
+    emulator, settings = demo
+    async with Client(build_server(new_server_context(settings)), mode="legacy") as client:
         first = await warm(client, emulator)
         page_token = first.structured_content["next_page_token"]
         arguments = {"query": "in:inbox", "max_results": 10, "page_token": page_token}
@@ -150,8 +140,8 @@ async def test_a_page_token_search_is_one_list_and_one_batch(demo):
 
 @pytest.mark.parametrize("fmt", ["full", "metadata"])
 async def test_get_message_is_exactly_one_request(demo, fmt):
-    emulator, token = demo
-    async with Client(build_server(new_server_context(emulator, token)), mode="legacy") as client:
+    emulator, settings = demo
+    async with Client(build_server(new_server_context(settings)), mode="legacy") as client:
         first = await warm(client, emulator)
         message_id = first.structured_content["messages"][0]["id"]
         _, entries = await measured(client, emulator, GET, {"message_id": message_id, "format": fmt})
@@ -163,8 +153,8 @@ async def test_get_message_is_exactly_one_request(demo, fmt):
 
 
 async def test_later_calls_neither_refresh_the_token_nor_reconnect(demo):
-    emulator, token = demo
-    context = new_server_context(emulator, token)
+    emulator, settings = demo
+    context = new_server_context(settings)
     async with Client(build_server(context), mode="legacy") as client:
         first = await warm(client, emulator)
         connections = emulator.info()["connections_accepted"]
@@ -186,8 +176,8 @@ async def test_later_calls_neither_refresh_the_token_nor_reconnect(demo):
 
 
 async def test_tools_list_fits_in_6_kb(demo):
-    emulator, token = demo
-    async with Client(build_server(new_server_context(emulator, token)), mode="legacy") as client:
+    _, settings = demo
+    async with Client(build_server(new_server_context(settings)), mode="legacy") as client:
         listed = await client.list_tools()
     wire = json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
     assert len(wire.encode("utf-8")) <= TOOLS_LIST_LIMIT
