@@ -10,6 +10,7 @@ different count scales the profile's (`server.tests.support.properties.examples`
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from hypothesis import settings as hypothesis_settings
 from server.auth import TokenStore
 from server.emulator import Emulator, start_emulator
 from server.gmail_client import GmailClient
-from server.runtime.config import Settings, load_settings
+from server.runtime.config import PROJECT_ROOT, Settings, load_settings
 from server.runtime.observability import Metrics
 from server.tests.support.emulator import build_mailbox, emulator_settings
 
@@ -69,11 +70,30 @@ def live_gmail(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         return LiveGmail(emulator_settings(demo, tmp_path_factory.mktemp("live")), "emulator")
     settings = load_settings()
     if not settings.token_path.exists():
-        pytest.skip(
-            f"live tests need a Gmail token at {settings.token_path}: run `python server/auth_cli.py` first "
-            "(or run them against the local emulator with GMAIL_LIVE_TARGET=emulator)"
+        reason = (
+            f"no Gmail token at {settings.token_path}. Authorize once: {authorize_command()} "
+            "(or run them against the local emulator: GMAIL_LIVE_TARGET=emulator)"
         )
+        request.config.stash[LIVE_SKIP_REASON] = reason
+        pytest.skip(f"live tests need a Gmail token: {reason}")
     return LiveGmail(settings, "gmail")
+
+
+LIVE_SKIP_REASON = pytest.StashKey[str]()
+
+
+def authorize_command() -> str:
+    """The command that creates the token, with the absolute interpreter and script (any working directory)."""
+    return f"{sys.executable} {PROJECT_ROOT / 'server' / 'auth_cli.py'}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Says why the live tests were skipped and how to fix it, without `-rs`."""
+    reason = config.stash.get(LIVE_SKIP_REASON, None)
+    if reason is None:
+        return
+    skipped = [report for report in terminalreporter.stats.get("skipped", []) if "live" in report.keywords]
+    terminalreporter.write_line(f"{len(skipped)} live tests skipped: {reason}", yellow=True)
 
 
 @pytest.fixture
