@@ -62,6 +62,14 @@ class LiveGmail:
         return ToolContext(gmail=client, enrich_top_k=top_k, metrics=metrics)
 
 
+LIVE_SKIP_REASON = pytest.StashKey[str]()
+
+
+def authorize_command() -> str:
+    """The command that creates the token, with the absolute interpreter and script (any working directory)."""
+    return f"{sys.executable} {PROJECT_ROOT / 'server' / 'auth_cli.py'}"
+
+
 @pytest.fixture(scope="session")
 def live_gmail(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> LiveGmail:
     target = os.environ.get("GMAIL_LIVE_TARGET", "gmail").strip().lower()
@@ -77,14 +85,6 @@ def live_gmail(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         request.config.stash[LIVE_SKIP_REASON] = reason
         pytest.skip(f"live tests need a Gmail token: {reason}")
     return LiveGmail(settings, "gmail")
-
-
-LIVE_SKIP_REASON = pytest.StashKey[str]()
-
-
-def authorize_command() -> str:
-    """The command that creates the token, with the absolute interpreter and script (any working directory)."""
-    return f"{sys.executable} {PROJECT_ROOT / 'server' / 'auth_cli.py'}"
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
@@ -135,8 +135,9 @@ def emulator(gmail_emulator: Emulator) -> Iterator[Emulator]:
 
 
 def _wait_until_idle(emulator: Emulator, timeout_s: float = 5.0) -> None:
+    """Until every logged request has finished (its duration is known), for at most `timeout_s`."""
     deadline = time.monotonic() + timeout_s
-    while emulator.info()["in_flight"] and time.monotonic() < deadline:
+    while any(entry["duration_ms"] is None for entry in emulator.requests()) and time.monotonic() < deadline:
         time.sleep(0.01)
 
 
