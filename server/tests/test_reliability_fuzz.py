@@ -314,7 +314,7 @@ def echo_session(portal) -> Iterator[tuple[Client, list[Any]]]:
         return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
 
     async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[])
+        return types.ListToolsResult(tools=[types.Tool(name=SEARCH, input_schema={"type": "object"})])
 
     server = Server("echo", on_call_tool=on_call_tool, on_list_tools=on_list_tools)
     with portal.wrap_async_context_manager(Client(server, mode="legacy")) as client:
