@@ -13,6 +13,7 @@ import pytest
 
 from server import auth_cli
 from server.runtime.config import GMAIL_READONLY_SCOPE, PROJECT_ROOT
+from server.tests.support.emulator import emulator_env
 
 
 def test_missing_credentials_file_prints_the_steps_not_a_traceback(tmp_path):
@@ -70,8 +71,8 @@ def test_authorize_writes_an_owner_only_token_and_proves_it(emulator, tmp_path, 
     )
     (tmp_path / "credentials.json").write_text(json.dumps(DESKTOP_CLIENT))
     token_path = tmp_path / "out" / ".token.json"
-    monkeypatch.setenv("GMAIL_API_ENDPOINT", emulator.url)
-    monkeypatch.setenv("GMAIL_TOKEN_URI", emulator.token_uri)
+    for name, value in emulator_env(emulator, token_path).items():
+        monkeypatch.setenv(name, value)
     FakeFlow.calls.clear()
 
     code = auth_cli.main(
