@@ -29,7 +29,7 @@ from server.errors import (
     RateLimitedError,
     TransientError,
 )
-from server.hints import NEW_CLIENT_FILE, auth_command, rerun_auth
+from server.hints import NEW_CLIENT_FILE, quoted_auth_command, rerun_auth
 
 if TYPE_CHECKING:
     from googleapiclient.errors import HttpError
@@ -157,7 +157,7 @@ def describe_refresh_failure(exc: Exception) -> GmailError:
             return AuthError(
                 "Google rejected the OAuth client in the token file (invalid_client): the client was deleted or "
                 "its secret was reset.",
-                hint=f"{NEW_CLIENT_FILE}, then re-run `{auth_command()}`.",
+                hint=f"{NEW_CLIENT_FILE}, then re-run {quoted_auth_command()}.",
             )
         if getattr(exc, "retryable", False):
             return TransientError("Google's token endpoint failed temporarily while refreshing the access token.")

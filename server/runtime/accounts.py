@@ -8,11 +8,12 @@ for the scopes the account's token holds when it lists tools.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from server.auth import TokenStore, read_token_info
-from server.errors import AuthError, InvalidInputError
+from server.auth import TokenStore
+from server.errors import InvalidInputError
 from server.gmail import scopes
 from server.gmail_client import GmailClient
 from server.runtime.config import Settings
@@ -26,27 +27,30 @@ class Account:
     settings: Settings
     tokens: TokenStore
     gmail: GmailClient
-    _scopes_stamp: tuple[int, int] | None = field(default=None, repr=False)
-    _scopes: frozenset[str] | None = field(default=None, repr=False)
+    # (file stamp, scopes) replaced as one value: readers on other threads never see half an update.
+    _scopes_seen: tuple[tuple[int, int, int], frozenset[str] | None] | None = field(default=None, repr=False)
 
     @property
     def token_path(self) -> Path:
         return self.settings.token_path
 
     def granted_scopes(self) -> frozenset[str] | None:
-        """The scopes the token file records (re-read when the file changes); None without a usable token."""
+        """The scopes the token file records, re-read only when the file changes (a stat per call otherwise);
+        None when there is no readable token file or it records none."""
         try:
             info = self.token_path.stat()
         except OSError:
             return None
-        stamp = (info.st_mtime_ns, info.st_size)
-        if stamp != self._scopes_stamp:
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        seen = self._scopes_seen
+        if seen is None or seen[0] != stamp:
             try:
-                granted = scopes.parse_granted(read_token_info(self.token_path).get("scopes"))
-            except AuthError:
-                granted = None
-            self._scopes_stamp, self._scopes = stamp, granted
-        return self._scopes
+                recorded = json.loads(self.token_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                recorded = None
+            granted = scopes.parse_granted(recorded.get("scopes")) if isinstance(recorded, dict) else None
+            seen = self._scopes_seen = (stamp, granted)
+        return seen[1]
 
 
 class AccountRegistry:

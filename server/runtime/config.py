@@ -15,8 +15,10 @@ from dataclasses import dataclass, replace
 from datetime import timezone, tzinfo
 from pathlib import Path
 
+from server.gmail import scopes
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package
-GMAIL_READONLY_SCOPE = "https://www.googleapis.com/auth/gmail.readonly"
+GMAIL_READONLY_SCOPE = scopes.READONLY  # the default consent
 GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
 
 DEFAULT_ENRICH_TOP_K = 10

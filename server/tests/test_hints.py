@@ -42,3 +42,14 @@ def test_relative_paths_resolve_against_the_home_folder(tmp_path):
     settings = load_settings({"GMAIL_MCP_HOME": str(tmp_path)}, dotenv=False)
     assert settings.token_path == tmp_path.resolve() / ".token.json"
     assert settings.credentials_path == tmp_path.resolve() / "credentials.json"
+
+
+def test_a_quoted_windows_command_also_comes_in_its_powershell_form(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(sys, "argv", ["-m"])
+    monkeypatch.setattr(sys, "executable", r"C:\Users\A Person\gmail-mcp\.venv\Scripts\python.exe")
+    hint = hints.run_auth()
+    assert hint.startswith(r'Run `"C:\Users\A Person\gmail-mcp\.venv\Scripts\python.exe" ')
+    assert r'(PowerShell: `& "C:\Users\A Person' in hint
+    monkeypatch.setattr(sys, "executable", r"C:\gmail\.venv\Scripts\python.exe")
+    assert "PowerShell" not in hints.run_auth()  # an unquoted command runs the same in both shells

@@ -80,5 +80,8 @@ def short_date(iso: str | None, zone: tzinfo | str | None = "display") -> str:
         return _SECONDS.sub(r" \1", iso, count=1)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    local = moment.astimezone(target) if not isinstance(target, str) else moment
+    try:
+        local = moment.astimezone(target) if not isinstance(target, str) else moment
+    except (OverflowError, OSError, ValueError):  # year 9999 in a later zone; pre-1970 local time on Windows
+        local = moment  # the sender's own offset: still a date, never a failed search
     return local.isoformat(timespec="minutes").replace("T", " ")
