@@ -9,6 +9,7 @@ installed package (`pipx`, `uvx`, `pip install`), the user's configuration folde
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -119,6 +120,8 @@ def _number(env: dict[str, str], name: str, default: float, *, minimum: float) -
         value = float(raw)
     except ValueError as exc:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {raw!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {raw!r}")
     return value
