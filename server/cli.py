@@ -48,12 +48,18 @@ async def connect(demo: bool, verbose: bool) -> AsyncIterator[Any]:
     )
     with tempfile.TemporaryFile("w+", encoding="utf-8") as captured:
         errlog: TextIO = sys.stderr if verbose else captured
+        inside = False  # an exception raised by the caller's own code in the session is not the server's failure
         try:
             async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
+                inside = True
                 yield client
+                inside = False
         except Exception as exc:
             captured.seek(0)
-            raise ServerFailed(server_error_lines(captured.read()) or f"the server stopped ({exc!r:.200})") from None
+            reason = server_error_lines(captured.read())
+            if inside and not reason:
+                raise
+            raise ServerFailed(reason or f"the server stopped ({exc!r:.200})") from None
 
 
 def server_error_lines(stderr_text: str) -> str:
@@ -161,7 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     for target, default in ((parser, False), (common, argparse.SUPPRESS)):
         target.add_argument("--demo", action="store_true", default=default, help="use the bundled demo mailbox")
-        target.add_argument("--json", action="store_true", default=default, help="print the raw structured result")
+        target.add_argument(
+            "--json",
+            action="store_true",
+            default=default,
+            help="print the whole MCP result as JSON (isError, the error's category and hint in _meta, content)",
+        )
         target.add_argument("--verbose", action="store_true", default=default, help="show the server's stderr log")
     commands = parser.add_subparsers(dest="command", required=True)
 

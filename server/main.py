@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         setup_logging("INFO")
         log.error("invalid setting", extra={"detail": str(exc)})
+        if args.check:  # the checklist's reader looks at stdout
+            print(f"[fail] invalid setting: {exc}")
         return 2
     # --check prints a checklist for a person: its log lines would only interleave with it, unless asked for.
     setup_logging(settings.log_level if args.verbose or not args.check else "QUIET")

@@ -69,3 +69,4 @@ def test_an_invalid_log_level_is_an_error_naming_the_allowed_values(tmp_path):
     result = check(tmp_path, {"GMAIL_MCP_LOG_LEVEL": "verbose"})
     assert result.returncode == 2
     assert "GMAIL_MCP_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, got 'verbose'" in result.stderr
+    assert result.stdout.startswith("[fail] invalid setting: GMAIL_MCP_LOG_LEVEL")
