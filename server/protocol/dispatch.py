@@ -6,11 +6,19 @@ other calls and pings), and converts every failure into `CallToolResult(isError=
 message and a hint. Only an unknown tool name is a protocol error. Which tools exist is asked on every
 `tools/list` (`server/tools.py`'s `offered_tools`): a token re-authorized with other scopes while the server runs
 changes the list without a restart.
+
+Every answer's `_meta` carries what the call cost (`gmail-mcp/cost`: Gmail requests, quota units, retries, token
+requests, cache hits, history checks; `runtime/cost.py`); the text the model reads carries none of it.
+
+Cold start: the session's first message (`notifications/initialized` after the handshake, or the first request
+of a 2026-07-28 session) starts the source's warm-up in a background thread, so the Google stack, the token and
+the connection are ready by the time a client asks its first question (`AccountRegistry.warm_up`).
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import uuid
 from typing import Any
@@ -25,6 +33,8 @@ from pydantic import ValidationError
 from server import __version__
 from server.errors import GmailError, InternalError, InvalidInputError
 from server.protocol.schemas import input_schema, output_schema
+from server.runtime import cost
+from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import get_logger
 from server.tools import ContextSource, Toolset, ToolSpec, offered_tools
 from server.toolsets import ALL_TOOLSETS
@@ -34,8 +44,8 @@ log = get_logger("dispatch")
 
 INSTRUCTIONS = (
     "Access to the user's Gmail. Find messages with gmail_search_messages (Gmail search syntax), then "
-    "read one with gmail_get_message using an id from the search. Errors carry a category and a hint saying "
-    "what to do next. " + UNTRUSTED_CONTENT
+    "read one with gmail_get_message using an id from the search; gmail_changes_since tells what changed since a "
+    "checkpoint. Errors carry a category and a hint saying what to do next. " + UNTRUSTED_CONTENT
 )
 
 
@@ -79,7 +89,7 @@ def describe_validation_error(exc: ValidationError, spec: ToolSpec) -> InvalidIn
 ERROR_META_KEY = "gmail-mcp/error"
 
 
-def error_result(error: GmailError) -> types.CallToolResult:
+def error_result(error: GmailError, spent: cost.CallCost | None = None) -> types.CallToolResult:
     """An `isError` result: the category, message and hint as text for the model, and as data in `_meta`.
 
     Not as structuredContent: clients validate that against the tool's outputSchema even on errors (the
@@ -88,7 +98,7 @@ def error_result(error: GmailError) -> types.CallToolResult:
     text = f"Error ({error.code}): {error.message}\nHint: {error.hint}"
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
-        meta={ERROR_META_KEY: error.to_dict()},
+        meta={ERROR_META_KEY: error.to_dict(), COST_META_KEY: (spent or cost.CallCost()).as_meta()},
         is_error=True,
     )
 
@@ -120,6 +130,7 @@ async def call_tool(
     started = time.perf_counter()
     log.info("tool start", extra={"request_id": request_id, "tool": name})
     ctx = None
+    spent = cost.CallCost()  # replaced by the measured one once the handler runs
     try:
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidInputError("Tool arguments must be a JSON object.")
@@ -128,18 +139,21 @@ async def call_tool(
         except ValidationError as exc:
             raise describe_validation_error(exc, spec) from None
         ctx = catalog.source.context_for(getattr(args, "account", None))
+        # The worker thread gets a copy of this context, so the handler's requests land in `spent`.
         # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
-        result = await anyio.to_thread.run_sync(spec.run, ctx, args, abandon_on_cancel=True)
+        with cost.measuring() as spent:
+            result = await anyio.to_thread.run_sync(spec.run, ctx, args, abandon_on_cancel=True)
         answer = types.CallToolResult(
             content=[types.TextContent(type="text", text=spec.render(result))],
             # No nulls: an absent field says the same in fewer bytes (the output schemas are built to match).
             structured_content=result.model_dump(mode="json", by_alias=True, exclude_none=True),
+            meta={COST_META_KEY: spent.as_meta()},
         )
     except GmailError as error:
-        answer = error_result(error)
+        answer = error_result(error, spent)
     except Exception:
         log.exception("tool crashed", extra={"request_id": request_id, "tool": name})
-        answer = error_result(InternalError(f"{name} failed unexpectedly (request {request_id})."))
+        answer = error_result(InternalError(f"{name} failed unexpectedly (request {request_id})."), spent)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     category = answer.meta[ERROR_META_KEY]["category"] if answer.is_error and answer.meta else None
     metrics = (ctx or catalog.source.context_for(None)).metrics
@@ -158,14 +172,20 @@ def build_server(
     """The MCP server over `source`: the account registry, or a ready ToolContext (tests wire one to a fake or
     local Gmail). `enabled` names the opt-in toolsets the person turned on."""
     catalog = ToolCatalog(source, toolsets, enabled)
+    warm_up = WarmUp(source)
+
+    async def on_initialized(_request: Any, _params: Any) -> None:
+        warm_up.start()
 
     async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
+        warm_up.start()  # a 2026-07-28 session has no initialized notification
         return types.ListToolsResult(tools=[tool_definition(spec) for spec in catalog.offered().values()])
 
     async def on_call_tool(_request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        warm_up.start()
         return await call_tool(catalog, params.name, params.arguments)
 
-    return Server(
+    server = Server(
         "gmail",
         version=__version__,
         title="Gmail" if enabled else "Gmail (read-only)",
@@ -173,3 +193,27 @@ def build_server(
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, on_initialized)
+    return server
+
+
+class WarmUp:
+    """Runs `source.warm_up()` once, in a daemon thread, so neither the event loop nor a call waits for it."""
+
+    def __init__(self, source: ContextSource) -> None:
+        self._source = source
+        self._started = False
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._run, name="gmail-warm-up", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self._source.warm_up()
+        except Exception:  # never let a warm-up problem reach the session: the first call reports it properly
+            log.warning("warm-up failed", exc_info=True)
