@@ -16,6 +16,7 @@ import contextlib
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from server.errors import GmailError, RateLimitedError, TransientError
@@ -31,6 +32,31 @@ from server.runtime.observability import Metrics, get_logger
 log = get_logger("gmail")
 T = TypeVar("T")
 HISTORY_TYPES = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
+
+
+@dataclass(frozen=True)
+class ListAlongside:
+    """A small messages.list page sent as one more part of a metadata batch (no extra round trip); `deliver`
+    receives its answer if it succeeded (the caches use it to look ahead of a search page)."""
+
+    query: str
+    page_token: str
+    max_results: int
+    deliver: Callable[[dict[str, Any]], None]
+    include_spam_trash: bool = False
+
+    def request(self, session: Session) -> Any:
+        return session.messages.list(
+            userId="me",
+            q=self.query,
+            maxResults=self.max_results,
+            pageToken=self.page_token,
+            includeSpamTrash=self.include_spam_trash,
+            fields="messages(id,threadId)",
+        )
+
+
+_ALONGSIDE_ID = "list-alongside"  # not a message id: those are hex digits
 
 
 def _patience(error: GmailError) -> tuple[bool, float]:
@@ -103,12 +129,18 @@ class GmailClient:
         return self._call(f"messages.get({fmt})", lambda session: session.messages.get(**params))
 
     def get_messages_metadata(
-        self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
+        self,
+        message_ids: Sequence[str],
+        *,
+        headers: Sequence[str],
+        fields: str | None = None,
+        alongside: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
         """messages.get(format=metadata) for many ids, in batch requests of the adaptive size.
 
         Parts that fail with a retryable error are retried together in follow-up batches under the same
         policy; whatever still fails comes back as a GmailError in place of its resource, never raised.
+        `alongside` rides in the first batch, once (it is never retried).
         """
         results: dict[str, dict[str, Any] | GmailError] = {}
         pending, attempts = list(dict.fromkeys(message_ids)), 0
@@ -116,8 +148,9 @@ class GmailClient:
         def attempt() -> None:
             nonlocal pending, attempts
             retry_count, attempts = attempts, attempts + 1
-            for chunk in self.batch_size.chunks(pending):
-                results.update(self._metadata_batch_once(chunk, headers, fields, retry_count=retry_count))
+            for number, chunk in enumerate(self.batch_size.chunks(pending)):
+                extra = alongside if retry_count == 0 and number == 0 else None
+                results.update(self._metadata_batch_once(chunk, headers, fields, retry_count=retry_count, extra=extra))
             failed = [results[message_id] for message_id in pending if isinstance(results[message_id], GmailError)]
             for error in failed:
                 error.retry_count = retry_count
@@ -232,22 +265,41 @@ class GmailClient:
     # -- batches ------------------------------------------------------------------------------------------------
 
     def _metadata_batch_once(
-        self, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
+        self,
+        message_ids: list[str],
+        headers: Sequence[str],
+        fields: str | None,
+        *,
+        retry_count: int,
+        extra: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
         """One batch request; a batch that fails as a whole gives its error to each of its parts."""
-        self._quota.acquire(UNITS_GET * len(message_ids))  # each part of a batch costs its own units
+        units = UNITS_GET * len(message_ids) + (UNITS_LIST if extra else 0)  # each part costs its own units
+        self._quota.acquire(units)
         try:
             with self._sessions.checkout() as session:
-                cost.record_request(UNITS_GET * len(message_ids), retry=retry_count > 0)
-                outcome = self._metadata_batch_on(session, message_ids, headers, fields, retry_count=retry_count)
+                cost.record_request(units, retry=retry_count > 0)
+                outcome = self._metadata_batch_on(
+                    session, message_ids, headers, fields, retry_count=retry_count, extra=extra
+                )
         except GmailError as error:
             return dict.fromkeys(message_ids, error)
+        listed = outcome.pop(_ALONGSIDE_ID, None)
+        if extra is not None and isinstance(listed, dict):
+            extra.deliver(listed)
         limited = sum(isinstance(result, RateLimitedError) for result in outcome.values())
         self.batch_size.record(sent=len(message_ids), rate_limited=limited)
         return outcome
 
     def _metadata_batch_on(
-        self, session: Session, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
+        self,
+        session: Session,
+        message_ids: list[str],
+        headers: Sequence[str],
+        fields: str | None,
+        *,
+        retry_count: int,
+        extra: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
         from server.gmail.batch import LeanBatchHttpRequest, is_compatible  # BatchHttpRequest minus email's CPU
 
@@ -277,19 +329,22 @@ class GmailClient:
             if fields:
                 params["fields"] = fields
             batch.add(messages.get(**params), request_id=message_id)
+        if extra is not None:
+            batch.add(extra.request(session), request_id=_ALONGSIDE_ID)
+        parts = len(message_ids) + (extra is not None)
         started = time.perf_counter()
         try:
             batch.execute(http=session.http)
         except Exception as exc:
             error = self._map_exception(exc, "batch")
-            self._log_request("messages.get(batch)", started, error, parts=len(message_ids), retry_count=retry_count)
+            self._log_request("messages.get(batch)", started, error, parts=parts, retry_count=retry_count)
             raise error from exc
         failed = [result for result in outcome.values() if isinstance(result, GmailError)]
         for error in failed:
             if isinstance(error, RateLimitedError):
                 self._metrics.record_rate_limited()
         self._log_request(
-            "messages.get(batch)", started, parts=len(message_ids), failed_parts=len(failed), retry_count=retry_count
+            "messages.get(batch)", started, parts=parts, failed_parts=len(failed), retry_count=retry_count
         )
         for message_id in message_ids:  # a part the server never answered counts as a transient failure
             outcome.setdefault(message_id, TransientError("Gmail's batch answer had no part for this message."))

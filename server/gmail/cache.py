@@ -34,7 +34,7 @@ from typing import Any
 
 from server.errors import GmailError
 from server.gmail import history
-from server.gmail_client import GmailClient
+from server.gmail_client import GmailClient, ListAlongside
 from server.runtime import cost
 from server.runtime.observability import Metrics, get_logger
 
@@ -47,6 +47,14 @@ SEARCH_TTL_S = 300.0
 RELATIVE_DATE_TTL_S = 60.0
 SUMMARY_ENTRIES = 5_000
 SUMMARY_BYTES = 8 * 1024 * 1024
+LOOKAHEAD = 3  # ids past a full page, listed in the same batch as its summaries
+
+
+def _profile(headers: Sequence[str], fields: str | None) -> str:
+    return f"{','.join(headers)}|{fields or ''}"
+
+
+_SUMMARY_PROFILE = _profile(SUMMARY_HEADERS, SUMMARY_FIELDS)
 # Client methods served as they are: reads this layer does not cache. A write added to the client must not be
 # listed here: wrap it in CachedGmail and call invalidate_searches() after it (a test enforces the choice).
 PASS_THROUGH = frozenset({"get_message"})
@@ -58,6 +66,7 @@ class CachedPage:
     anchor: int
     ids: frozenset[str]
     expires: float
+    lookahead: tuple[str, ...] = ()  # the ids right after the page, when known
 
 
 class SummaryCache:
@@ -116,9 +125,9 @@ class SearchCache:
             self._entries.move_to_end(key)
             return entry
 
-    def put(self, key: tuple[Any, ...], page: dict[str, Any], anchor: int, *, time_relative: bool) -> None:
+    def put(self, key: tuple[Any, ...], page: dict[str, Any], anchor: int, *, time_relative: bool) -> bool:
         if self.max_entries <= 0:
-            return
+            return False
         ttl = min(self.ttl_s, RELATIVE_DATE_TTL_S) if time_relative else self.ttl_s
         ids = frozenset(ref.get("id") for ref in page.get("messages") or [] if isinstance(ref, dict))
         with self._lock:
@@ -126,6 +135,18 @@ class SearchCache:
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
+        return True
+
+    def set_lookahead(self, key: tuple[Any, ...], page: dict[str, Any]) -> None:
+        ids = tuple(ref["id"] for ref in page.get("messages") or [] if isinstance(ref, dict) and ref.get("id"))
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                entry.lookahead = ids
+
+    def drop(self, key: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
 
     def clear(self) -> None:
         with self._lock:
@@ -203,7 +224,7 @@ class CachedGmail:
     def get_messages_metadata(
         self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
     ) -> dict[str, dict[str, Any] | GmailError]:
-        profile = f"{','.join(headers)}|{fields or ''}"
+        profile = _profile(headers, fields)
         found: dict[str, dict[str, Any] | GmailError] = {}
         missing: list[str] = []
         for message_id in dict.fromkeys(message_ids):
@@ -216,14 +237,31 @@ class CachedGmail:
             cost.record(cache_hits=len(found))
         self._metrics.record_cache("summary", hits=len(found), misses=len(missing))
         if missing:
-            fetched = self._client.get_messages_metadata(missing, headers=headers, fields=fields)
+            alongside = self._pending_lookahead() if profile == _SUMMARY_PROFILE else None
+            fetched = self._client.get_messages_metadata(missing, headers=headers, fields=fields, alongside=alongside)
             for message_id, resource in fetched.items():
                 if isinstance(resource, dict):
                     self.summaries.put(message_id, profile, resource)
             found.update(fetched)
         return {message_id: found[message_id] for message_id in dict.fromkeys(message_ids) if message_id in found}
 
+    def _pending_lookahead(self) -> ListAlongside | None:
+        """The look-ahead a search page of this call asked for (see list_messages), to ride in this batch."""
+        spent = cost.current()
+        wanted = spent.memo.pop("lookahead", None) if spent is not None else None
+        if wanted is None:
+            return None
+        key, next_token = wanted
+        return ListAlongside(
+            query=key[0],
+            page_token=next_token,
+            max_results=LOOKAHEAD,
+            include_spam_trash=key[3],
+            deliver=lambda page: self.searches.set_lookahead(key, page),
+        )
+
     def _prefetch_summaries(self, message_ids: list[str]) -> None:
+        """A speculative fetch into the summary cache (alongside a search that will probably need them)."""
         try:
             self.get_messages_metadata(message_ids, headers=SUMMARY_HEADERS, fields=SUMMARY_FIELDS)
         except Exception:  # a speculative fetch: the search fetches what it still lacks itself
@@ -236,7 +274,7 @@ class CachedGmail:
     ) -> dict[str, Any]:
         key = (query, max_results, page_token or "", include_spam_trash)
         anchor = self.known_history_id  # read before asking Gmail: every later change has a larger id
-        fresh_candidates: list[str] = []
+        side: Callable[[], None] | None = None
         entry = self.searches.get(key)
         if entry is not None:
             delta = self._history_since(entry.anchor)
@@ -250,9 +288,10 @@ class CachedGmail:
             self._metrics.record_cache("search", refreshed=1)
             if delta is not None:
                 anchor = delta.history_id  # answered before the fresh search is sent
-                fresh_candidates = history.likely_new_matches(
-                    delta, query=query, limit=self._prefetch_limit, include_spam_trash=include_spam_trash
-                )
+                needed = self._uncached(self._likely_needed(entry, delta, query, include_spam_trash))
+                side = (lambda: self._prefetch_summaries(needed)) if needed else None
+            else:  # Gmail could not say (history expired, most likely): learn where the mailbox is meanwhile
+                anchor, side = None, self._relearn_position
         else:
             self._metrics.record_cache("search", misses=1)
 
@@ -261,14 +300,35 @@ class CachedGmail:
                 query=query, max_results=max_results, page_token=page_token, include_spam_trash=include_spam_trash
             )
 
-        page = self._alongside(fetch, self._prefetch_summaries, self._uncached(fresh_candidates))
-        if anchor is not None:
-            self.searches.put(key, page, anchor, time_relative=history.is_time_relative(query))
+        page = self._alongside(fetch, side)
+        if anchor is None:
+            self.searches.drop(key)  # nothing known to validate it by: the next identical search runs afresh
+        elif self.searches.put(key, page, anchor, time_relative=history.is_time_relative(query)):
+            spent = cost.current()
+            if page.get("nextPageToken") and spent is not None:
+                # A full page: list the next few ids in the batch that fetches its summaries (same round trip),
+                # so if listed messages leave later, the ones moving up can be fetched alongside the new list.
+                spent.memo["lookahead"] = (key, page["nextPageToken"])
         return page
 
+    def _likely_needed(
+        self, entry: CachedPage, delta: history.HistoryDelta, query: str, include_spam_trash: bool
+    ) -> list[str]:
+        """Summaries the fresh page will probably need: messages the history says may newly match, and, for
+        each listed message among the enriched top that changed (and may leave), the next one on the old page
+        (it moves up into the top)."""
+        arriving = history.likely_new_matches(
+            delta, query=query, limit=self._prefetch_limit, include_spam_trash=include_spam_trash
+        )
+        order = [ref["id"] for ref in entry.page.get("messages") or [] if isinstance(ref, dict) and ref.get("id")]
+        order += [message_id for message_id in entry.lookahead if message_id not in order]
+        top = order[: self._prefetch_limit]
+        leaving = sum(1 for message_id in top if message_id in delta.changes)
+        moving_up = order[self._prefetch_limit : self._prefetch_limit + leaving]
+        return list(dict.fromkeys(arriving + moving_up))[: self._prefetch_limit + leaving]
+
     def _uncached(self, message_ids: list[str]) -> list[str]:
-        profile = f"{','.join(SUMMARY_HEADERS)}|{SUMMARY_FIELDS}"
-        return [message_id for message_id in message_ids if self.summaries.get(message_id, profile) is None]
+        return [message_id for message_id in message_ids if self.summaries.get(message_id, _SUMMARY_PROFILE) is None]
 
     def _history_since(self, anchor: int) -> history.HistoryDelta | None:
         """Every change since `anchor` (one history.list page, at most), or None when Gmail cannot say: the
@@ -288,13 +348,21 @@ class CachedGmail:
         memo["history", anchor] = delta
         return delta
 
+    def _relearn_position(self) -> None:
+        """users.getProfile, so the next searches get a fresh anchor (the page fetched meanwhile cannot use it:
+        the profile may be answered after the page)."""
+        try:
+            self.get_profile()
+        except Exception:
+            log.info("could not learn the mailbox's history id", exc_info=True)
+
     @staticmethod
-    def _alongside(main: Callable[[], dict[str, Any]], side: Callable[[list[str]], None], items: list[str]) -> Any:
-        """Runs `main` here and `side(items)` in another thread at the same time (same call context, so its
-        requests count for this call); returns `main`'s answer once both are done."""
-        if not items:
+    def _alongside(main: Callable[[], dict[str, Any]], side: Callable[[], None] | None) -> Any:
+        """Runs `main` here and `side` in another thread at the same time (same call context, so its requests
+        count for this call); returns `main`'s answer once both are done."""
+        if side is None:
             return main()
-        worker = threading.Thread(target=contextvars.copy_context().run, args=(side, items), daemon=True)
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(side,), daemon=True)
         worker.start()
         try:
             return main()
