@@ -148,8 +148,12 @@ class GmailClient:
         def attempt() -> None:
             nonlocal pending, attempts
             retry_count, attempts = attempts, attempts + 1
-            for number, chunk in enumerate(self.batch_size.chunks(pending)):
-                extra = alongside if retry_count == 0 and number == 0 else None
+            remaining = list(pending)
+            while remaining:  # sized batch by batch: a rate-limited answer shrinks the very next one
+                size = self.batch_size.size
+                first = retry_count == 0 and len(remaining) == len(pending)
+                chunk, remaining = remaining[:size], remaining[size:]
+                extra = alongside if first else None
                 results.update(self._metadata_batch_once(chunk, headers, fields, retry_count=retry_count, extra=extra))
             failed = [results[message_id] for message_id in pending if isinstance(results[message_id], GmailError)]
             for error in failed:

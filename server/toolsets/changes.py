@@ -164,8 +164,8 @@ def _item(change: history.MessageChange, detail: Any, kind: Literal["added", "re
         **summary.model_dump(),
         change=kind,
         label_ids=list(change.label_ids),
-        labels_added=list(change.labels_added) if relabeled else None,
-        labels_removed=list(change.labels_removed) if relabeled else None,
+        labels_added=(list(change.labels_added) or None) if relabeled else None,
+        labels_removed=(list(change.labels_removed) or None) if relabeled else None,
     )
 
 
@@ -183,18 +183,18 @@ def render_changes(result: ChangesSinceResult) -> str:
         " since the checkpoint" + (" (more: call again with the next checkpoint)" if result.more else "")
     )
     lines = [counts + ".", cursor]
-    if result.added:
+    added = [item for item in result.messages if item.change == "added"]
+    relabeled = [item for item in result.messages if item.change == "relabeled"]
+    if added:
         lines.append("New (id | date | from | subject):")
-        lines += [line for n, item in enumerate(result.added, 1) for line in render_item(n, item)]
-    if result.relabeled:
+        lines += [line for number, item in enumerate(added, 1) for line in render_item(number, item)]
+    if relabeled:
         lines.append("Re-labelled:")
-        for n, item in enumerate(result.relabeled, 1):
-            change = " ".join(
-                [f"+{label}" for label in item.labels_added or []]
-                + [f"-{label}" for label in item.labels_removed or []]
-            )
-            first, *rest = render_item(n, item)
-            lines += [f"{first} [{change}]", *rest]
+        for number, item in enumerate(relabeled, 1):
+            moves = [f"+{label}" for label in item.labels_added or []]
+            moves += [f"-{label}" for label in item.labels_removed or []]
+            first, *rest = render_item(number, item)
+            lines += [f"{first} [{' '.join(moves)}]", *rest]
     if result.deleted:
         lines.append("Deleted: " + ", ".join(result.deleted))
     return "\n".join(lines)
