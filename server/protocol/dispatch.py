@@ -10,9 +10,10 @@ changes the list without a restart.
 Every answer's `_meta` carries what the call cost (`gmail-mcp/cost`: Gmail requests, quota units, retries, token
 requests, cache hits, history checks; `runtime/cost.py`); the text the model reads carries none of it.
 
-Cold start: the session's first message (`notifications/initialized` after the handshake, or the first request
-of a 2026-07-28 session) starts the source's warm-up in a background thread, so the Google stack, the token and
-the connection are ready by the time a client asks its first question (`AccountRegistry.warm_up`).
+Cold start: the session's start (`notifications/initialized` after the handshake, the first `tools/list` of a
+2026-07-28 session, or a first tool call) starts the source's warm-up in a background thread, timed so it does
+not slow the `tools/list` answer, and done by the time a client asks its first question: the Google stack
+imported, the token refreshed, the connection open (`AccountRegistry.warm_up`, `WarmUp`).
 """
 
 from __future__ import annotations
@@ -175,14 +176,15 @@ def build_server(
     warm_up = WarmUp(source)
 
     async def on_initialized(_request: Any, _params: Any) -> None:
-        warm_up.start()
+        warm_up.start(WarmUp.AFTER_INITIALIZED_S)
 
     async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
-        warm_up.start()  # a 2026-07-28 session has no initialized notification
-        return types.ListToolsResult(tools=[tool_definition(spec) for spec in catalog.offered().values()])
+        answer = types.ListToolsResult(tools=[tool_definition(spec) for spec in catalog.offered().values()])
+        warm_up.start(WarmUp.AFTER_TOOLS_LIST_S)  # also the trigger of 2026-07-28 sessions (no handshake)
+        return answer
 
     async def on_call_tool(_request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        warm_up.start()
+        warm_up.start()  # a call before any listing: now (the call does what it needs itself meanwhile)
         return await call_tool(catalog, params.name, params.arguments)
 
     server = Server(
@@ -198,21 +200,37 @@ def build_server(
 
 
 class WarmUp:
-    """Runs `source.warm_up()` once, in a daemon thread, so neither the event loop nor a call waits for it."""
+    """Runs `source.warm_up()` once, in a daemon thread, so neither the event loop nor a call waits for it.
+
+    It is due at the earliest time any trigger asks for. Importing the Google stack holds the GIL for a few
+    hundred milliseconds; started while the event loop is still answering `tools/list`, it would delay that
+    answer (by 1.3 s on a loaded machine), so the triggers leave the answer time to go out first.
+    """
+
+    AFTER_INITIALIZED_S = 0.25  # clients list their tools right after the handshake: let that go first
+    AFTER_TOOLS_LIST_S = 0.05  # the answer is built; give it time to be written
 
     def __init__(self, source: ContextSource) -> None:
         self._source = source
-        self._started = False
-        self._lock = threading.Lock()
+        self._due: float | None = None
+        self._thread: threading.Thread | None = None
+        self._changed = threading.Condition()
 
-    def start(self) -> None:
-        with self._lock:
-            if self._started:
+    def start(self, delay_s: float = 0.0) -> None:
+        with self._changed:
+            due = time.monotonic() + delay_s
+            if self._due is not None and due >= self._due:
                 return
-            self._started = True
-        threading.Thread(target=self._run, name="gmail-warm-up", daemon=True).start()
+            self._due = due
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="gmail-warm-up", daemon=True)
+                self._thread.start()
+            self._changed.notify()
 
     def _run(self) -> None:
+        with self._changed:
+            while self._due is not None and (wait := self._due - time.monotonic()) > 0:
+                self._changed.wait(wait)
         try:
             self._source.warm_up()
         except Exception:  # never let a warm-up problem reach the session: the first call reports it properly
