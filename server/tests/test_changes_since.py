@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from server.tests.support.live_mailbox import (
+from server.tests.support.mailbox_stack import (
     BATCH_PATH,
     CHANGES,
     HISTORY_PATH,

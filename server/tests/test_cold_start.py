@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from server.tests.support.live_mailbox import (
+from server.tests.support.mailbox_stack import (
     BATCH_PATH,
     LIST_PATH,
     PROFILE_PATH,

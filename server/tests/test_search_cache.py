@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.tests.support.live_mailbox import (
+from server.tests.support.mailbox_stack import (
     BATCH_PATH,
     HISTORY_PATH,
     LIST_PATH,
