@@ -1,6 +1,6 @@
 """Attachment extraction speed and output size (pure, in memory): a ~1 MB PDF, a 10,000-row XLSX and others.
 
-    .venv/bin/python bench/extract_bench.py [--repeat 3]
+    .venv/bin/python -m bench.extract_bench [--repeat 3]
 
 Each file is built in memory by server/tests/support/attachments.py. Two readings per file: the first window a
 tool would ask for (20,000 characters; extraction stops once it is full) and the whole text (max_chars
@@ -15,10 +15,9 @@ import datetime as dt
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make `server` importable from the repo root
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __package__ in (None, ""):  # a path run cannot import `bench`: say how to run it instead
+    sys.exit("Run it from the checkout as a module: python -m bench.extract_bench")
 
 from server.content.extract import DEFAULT_LIMITS, ExtractLimits, extract_attachment
 from server.tests.support.attachments import build_docx, build_pdf, build_xlsx

@@ -51,6 +51,14 @@ class EmulatorProcess:
         self._control.request("GET", f"/_emulator/{name}")
         return json.loads(self._control.getresponse().read())
 
+    def post(self, name: str, payload: dict[str, Any] | None = None) -> Any:
+        """POST to the control plane (`deliver`, `expire-history`, ...) over the same kept-alive connection."""
+        self._get("info")  # opens the connection if needed
+        assert self._control is not None
+        body = json.dumps(payload or {}).encode()
+        self._control.request("POST", f"/_emulator/{name}", body=body, headers={"Content-Type": "application/json"})
+        return json.loads(self._control.getresponse().read())
+
     def requests(self, since: int = 0) -> list[dict[str, Any]]:
         return list(self._get(f"requests?since={since}")["requests"])
 
@@ -139,6 +147,10 @@ def describe_requests(entries: Sequence[dict[str, Any]]) -> str:
             names.append("token")
         elif path.endswith("/messages"):
             names.append("list")
+        elif path.endswith("/history"):
+            names.append("history")
+        elif path.endswith("/profile"):
+            names.append("profile")
         else:
             names.append("get")
     grouped = []

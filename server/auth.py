@@ -23,6 +23,7 @@ from server.errors import AuthError, GmailError, TransientError
 from server.gmail import scopes
 from server.gmail.errors import describe_refresh_failure, first_line
 from server.hints import quoted_auth_command, rerun_auth
+from server.runtime import cost
 from server.runtime.config import Settings
 from server.runtime.observability import get_logger
 
@@ -48,6 +49,7 @@ def single_attempt_request(http: Any) -> Any:
     request = Request(http)
 
     def once(url: str, method: str = "GET", body: Any = None, headers: Any = None, **kwargs: Any) -> Any:
+        cost.record(token_requests=1)  # the tool call waiting for it pays for it (the warm-up's counts for none)
         response = request(url, method=method, body=body, headers=headers, **kwargs)
         if response.status in _TOKEN_ENDPOINT_RETRYABLE:
             raise google_exceptions.RefreshError(f"token endpoint answered HTTP {response.status}", retryable=True)

@@ -42,6 +42,9 @@ class ToolContext:
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         return None
 
+    def warm_up(self) -> None:
+        """Nothing to prepare: a ready context (tests, embeddings) sends no request it was not asked for."""
+
 
 class ContextSource(Protocol):
     """Where the dispatcher gets a handler's context (`runtime/accounts.py`'s registry, or a ToolContext)."""
@@ -50,6 +53,10 @@ class ContextSource(Protocol):
 
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         """The scopes the account's token holds; None when unknown (no token yet)."""
+        ...
+
+    def warm_up(self) -> None:
+        """Prepares what the first tool call would wait for; called once per session, off the event loop."""
         ...
 
 

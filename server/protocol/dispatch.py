@@ -6,11 +6,20 @@ other calls and pings), and converts every failure into `CallToolResult(isError=
 message and a hint. Only an unknown tool name is a protocol error. Which tools exist is asked on every
 `tools/list` (`server/tools.py`'s `offered_tools`): a token re-authorized with other scopes while the server runs
 changes the list without a restart.
+
+Every answer's `_meta` carries what the call cost (`gmail-mcp/cost`: Gmail requests, quota units, retries, token
+requests, cache hits, history checks; `runtime/cost.py`); the text the model reads carries none of it.
+
+Cold start: the session's start (`notifications/initialized` after the handshake, the first `tools/list` of a
+2026-07-28 session, or a first tool call) starts the source's warm-up in a background thread, timed so it does
+not slow the `tools/list` answer, and done by the time a client asks its first question: the Google stack
+imported, the token refreshed, the connection open (`AccountRegistry.warm_up`, `WarmUp`).
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import uuid
 from typing import Any
@@ -25,6 +34,8 @@ from pydantic import ValidationError
 from server import __version__
 from server.errors import GmailError, InternalError, InvalidInputError
 from server.protocol.schemas import input_schema, output_schema
+from server.runtime import cost
+from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import get_logger
 from server.tools import ContextSource, Toolset, ToolSpec, offered_tools
 from server.toolsets import ALL_TOOLSETS
@@ -34,8 +45,8 @@ log = get_logger("dispatch")
 
 INSTRUCTIONS = (
     "Access to the user's Gmail. Find messages with gmail_search_messages (Gmail search syntax), then "
-    "read one with gmail_get_message using an id from the search. Errors carry a category and a hint saying "
-    "what to do next. " + UNTRUSTED_CONTENT
+    "read one with gmail_get_message using an id from the search; gmail_changes_since tells what changed since a "
+    "checkpoint. Errors carry a category and a hint saying what to do next. " + UNTRUSTED_CONTENT
 )
 
 
@@ -79,7 +90,7 @@ def describe_validation_error(exc: ValidationError, spec: ToolSpec) -> InvalidIn
 ERROR_META_KEY = "gmail-mcp/error"
 
 
-def error_result(error: GmailError) -> types.CallToolResult:
+def error_result(error: GmailError, spent: cost.CallCost | None = None) -> types.CallToolResult:
     """An `isError` result: the category, message and hint as text for the model, and as data in `_meta`.
 
     Not as structuredContent: clients validate that against the tool's outputSchema even on errors (the
@@ -88,7 +99,7 @@ def error_result(error: GmailError) -> types.CallToolResult:
     text = f"Error ({error.code}): {error.message}\nHint: {error.hint}"
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
-        meta={ERROR_META_KEY: error.to_dict()},
+        meta={ERROR_META_KEY: error.to_dict(), COST_META_KEY: (spent or cost.CallCost()).as_meta()},
         is_error=True,
     )
 
@@ -120,6 +131,7 @@ async def call_tool(
     started = time.perf_counter()
     log.info("tool start", extra={"request_id": request_id, "tool": name})
     ctx = None
+    spent = cost.CallCost()  # replaced by the measured one once the handler runs
     try:
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidInputError("Tool arguments must be a JSON object.")
@@ -128,18 +140,21 @@ async def call_tool(
         except ValidationError as exc:
             raise describe_validation_error(exc, spec) from None
         ctx = catalog.source.context_for(getattr(args, "account", None))
+        # The worker thread gets a copy of this context, so the handler's requests land in `spent`.
         # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
-        result = await anyio.to_thread.run_sync(spec.run, ctx, args, abandon_on_cancel=True)
+        with cost.measuring() as spent:
+            result = await anyio.to_thread.run_sync(spec.run, ctx, args, abandon_on_cancel=True)
         answer = types.CallToolResult(
             content=[types.TextContent(type="text", text=spec.render(result))],
             # No nulls: an absent field says the same in fewer bytes (the output schemas are built to match).
             structured_content=result.model_dump(mode="json", by_alias=True, exclude_none=True),
+            meta={COST_META_KEY: spent.as_meta()},
         )
     except GmailError as error:
-        answer = error_result(error)
+        answer = error_result(error, spent)
     except Exception:
         log.exception("tool crashed", extra={"request_id": request_id, "tool": name})
-        answer = error_result(InternalError(f"{name} failed unexpectedly (request {request_id})."))
+        answer = error_result(InternalError(f"{name} failed unexpectedly (request {request_id})."), spent)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     category = answer.meta[ERROR_META_KEY]["category"] if answer.is_error and answer.meta else None
     metrics = (ctx or catalog.source.context_for(None)).metrics
@@ -158,14 +173,21 @@ def build_server(
     """The MCP server over `source`: the account registry, or a ready ToolContext (tests wire one to a fake or
     local Gmail). `enabled` names the opt-in toolsets the person turned on."""
     catalog = ToolCatalog(source, toolsets, enabled)
+    warm_up = WarmUp(source)
+
+    async def on_initialized(_request: Any, _params: Any) -> None:
+        warm_up.start(WarmUp.AFTER_INITIALIZED_S)
 
     async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool_definition(spec) for spec in catalog.offered().values()])
+        answer = types.ListToolsResult(tools=[tool_definition(spec) for spec in catalog.offered().values()])
+        warm_up.start(WarmUp.AFTER_TOOLS_LIST_S)  # also the trigger of 2026-07-28 sessions (no handshake)
+        return answer
 
     async def on_call_tool(_request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        warm_up.start()  # a call before any listing: now (the call does what it needs itself meanwhile)
         return await call_tool(catalog, params.name, params.arguments)
 
-    return Server(
+    server = Server(
         "gmail",
         version=__version__,
         title="Gmail" if enabled else "Gmail (read-only)",
@@ -173,3 +195,43 @@ def build_server(
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, on_initialized)
+    return server
+
+
+class WarmUp:
+    """Runs `source.warm_up()` once, in a daemon thread, so neither the event loop nor a call waits for it.
+
+    It is due at the earliest time any trigger asks for. Importing the Google stack holds the GIL for a few
+    hundred milliseconds; started while the event loop is still answering `tools/list`, it would delay that
+    answer (by 1.3 s on a loaded machine), so the triggers leave the answer time to go out first.
+    """
+
+    AFTER_INITIALIZED_S = 0.25  # clients list their tools right after the handshake: let that go first
+    AFTER_TOOLS_LIST_S = 0.05  # the answer is built; give it time to be written
+
+    def __init__(self, source: ContextSource) -> None:
+        self._source = source
+        self._due: float | None = None
+        self._thread: threading.Thread | None = None
+        self._changed = threading.Condition()
+
+    def start(self, delay_s: float = 0.0) -> None:
+        with self._changed:
+            due = time.monotonic() + delay_s
+            if self._due is not None and due >= self._due:
+                return
+            self._due = due
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="gmail-warm-up", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def _run(self) -> None:
+        with self._changed:
+            while self._due is not None and (wait := self._due - time.monotonic()) > 0:
+                self._changed.wait(wait)
+        try:
+            self._source.warm_up()
+        except Exception:  # never let a warm-up problem reach the session: the first call reports it properly
+            log.warning("warm-up failed", exc_info=True)

@@ -25,6 +25,10 @@ GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
 DEFAULT_ENRICH_TOP_K = 10
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_QUOTA_UNITS_PER_S = 100.0  # well under Gmail's 250 units/s per user
+DEFAULT_SEARCH_CACHE_ENTRIES = 10  # the spec's LRU of recent searches
+DEFAULT_SEARCH_CACHE_TTL_S = 300.0
+DEFAULT_SUMMARY_CACHE_ENTRIES = 5_000
+DEFAULT_SUMMARY_CACHE_MB = 8.0
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,12 @@ class Settings:
     display_zone: tzinfo | None = None  # dates in tool text (GMAIL_MCP_TIMEZONE); None: the computer's zone
     write_tools: frozenset[str] = frozenset()  # opt-in toolsets the person enabled (GMAIL_MCP_WRITE_TOOLS, --enable)
     quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
+    # gmail/cache.py: search pages validated by history (0 entries: off), message summaries (0 entries: off)
+    search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES
+    search_cache_ttl_s: float = DEFAULT_SEARCH_CACHE_TTL_S
+    summary_cache_entries: int = DEFAULT_SUMMARY_CACHE_ENTRIES
+    summary_cache_mb: float = DEFAULT_SUMMARY_CACHE_MB
+    warm_up: bool = True  # prepare the Google stack, token and connection right after `initialize`
 
     @property
     def endpoint(self) -> str:
@@ -148,4 +158,22 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         write_tools=parse_names(env.get("GMAIL_MCP_WRITE_TOOLS", "")),
         display_zone=zone_named(env.get("GMAIL_MCP_TIMEZONE")),
         quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
+        search_cache_entries=int(_number(env, "GMAIL_MCP_SEARCH_CACHE_SIZE", DEFAULT_SEARCH_CACHE_ENTRIES, minimum=0)),
+        search_cache_ttl_s=_number(env, "GMAIL_MCP_SEARCH_CACHE_TTL_S", DEFAULT_SEARCH_CACHE_TTL_S, minimum=0.0),
+        summary_cache_entries=int(
+            _number(env, "GMAIL_MCP_SUMMARY_CACHE_ENTRIES", DEFAULT_SUMMARY_CACHE_ENTRIES, minimum=0)
+        ),
+        summary_cache_mb=_number(env, "GMAIL_MCP_SUMMARY_CACHE_MB", DEFAULT_SUMMARY_CACHE_MB, minimum=0.0),
+        warm_up=_flag(env, "GMAIL_MCP_WARM_UP", True),
     )
+
+
+def _flag(env: dict[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name} must be 1 or 0 (true/false), got {raw!r}")

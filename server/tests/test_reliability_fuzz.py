@@ -377,7 +377,7 @@ def test_a_real_mcp_session_answers_every_argument_shape(portal, emulator_sessio
     tally("fuzz_cases", cases["n"], layer="mcp session + emulator", answered_ok=cases["valid"])
     assert cases["n"] >= SESSION_EXAMPLES * 0.9 and cases["valid"] > 0
     # After all that, the session still lists its tools.
-    assert len(portal.call(emulator_session.list_tools).tools) == 2
+    assert len(portal.call(emulator_session.list_tools).tools) == 3
 
 
 _LABEL_TERM = re.compile(r'\Alabel:[^\s"(){}:]+\Z')
