@@ -242,3 +242,34 @@ def test_compressed_rtf_noise_never_raises(noise: bytes, kind: int) -> None:
     out = decompress_rtf(struct.pack("<IIII", len(noise) + 12, 4096, kind, 0) + noise)
     assert out is None or len(out) <= 4096
     assert isinstance(rtf_to_text(noise), str) and isinstance(rtf_to_text(out or b""), str)
+
+
+def test_properties_repeated_with_no_data_cost_linear_time() -> None:
+    """A multi-valued zero-size property type once made reading quadratic (80 KB: 3 s)."""
+    null_multi = struct.pack("<HHI", 0x1001, 0x0001, 2_000)  # PT_MV_NULL: 2,000 values of no bytes each
+    props = struct.pack("<I", 20_000) + null_multi * 5_000
+    data = tb.tnef([tb.attribute(tb.LVL_MESSAGE, 0x00069003, props)])
+    calls = 0
+    original = struct.unpack
+
+    def counting(*args):
+        nonlocal calls
+        calls += 1
+        return original(*args)
+
+    struct.unpack = counting
+    try:
+        found = read_tnef(data)
+    finally:
+        struct.unpack = original
+    assert calls < 100 and any("malformed MAPI property" in problem for problem in found.problems)
+
+
+def test_files_past_the_cap_never_change_the_last_listed_one() -> None:
+    from server.content.mime.tnef import MAX_FILES
+
+    files = [[tb.rend_data(), tb.title(f"f{index}.txt"), tb.attach_data(b"x" * 3)] for index in range(MAX_FILES)]
+    files.append([tb.rend_data(), tb.title("late.bin"), tb.attach_data(b"y" * 999)])
+    found = read_tnef(tb.tnef([tb.subject_attr("many")], files))
+    assert len(found.files) == MAX_FILES and found.files[-1].name == f"f{MAX_FILES - 1}.txt"
+    assert found.files[-1].size == 3

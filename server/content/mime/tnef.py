@@ -136,6 +136,7 @@ def _read(data: bytes, found: TnefContent) -> None:
         elif level == LVL_ATTACHMENT:
             if kind == ATT_ATTACH_REND_DATA or current is None:
                 if len(found.files) >= MAX_FILES:
+                    current = None  # past the cap: this file's attributes are skipped, never written onto another
                     continue
                 current = TnefFile("", 0)
                 found.files.append(current)
@@ -230,6 +231,11 @@ def _properties(data: bytes, codepage: str, found: TnefContent) -> dict[int, tup
             values = cursor.u32() if ptype & 0x1000 or variable else 1
             if values > cursor.left() // 4 + 1:
                 raise _Short  # every value takes at least four bytes (or none: then there is one)
+            if values > 1 and not variable and _FIXED_SIZES[base] == 0:
+                # Values that take no bytes cost a loop each and read nothing: 20,000 such properties made the
+                # reader quadratic in the stream's size. Nothing wanted is ever of such a type.
+                found.problems.append(f"malformed MAPI property (type 0x{ptype:04x} repeated with no data)")
+                return props
             for index in range(values):
                 if variable:
                     size = cursor.u32()
