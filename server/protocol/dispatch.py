@@ -32,11 +32,13 @@ from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from server import __version__
-from server.errors import GmailError, InternalError, InvalidInputError
+from server.errors import GmailError, InternalError, InvalidInputError, PermissionDeniedError
+from server.hints import rerun_auth
 from server.protocol.schemas import input_schema, output_schema
 from server.runtime import cost
 from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import get_logger
+from server.runtime.toolset_choice import missing_scope_messages
 from server.tools import ContextSource, Toolset, ToolSpec, offered_tools
 from server.toolsets import ALL_TOOLSETS
 from server.toolsets.common import UNTRUSTED_CONTENT
@@ -117,6 +119,24 @@ class ToolCatalog:
     def offered(self) -> dict[str, ToolSpec]:
         return offered_tools(self.toolsets, enabled=self.enabled, granted=self.source.granted_scopes(None))
 
+    def not_offered(self, name: str) -> PermissionDeniedError | None:
+        """Why a tool of these toolsets is not offered (not enabled, or not granted); None for an unknown name."""
+        for toolset in self.toolsets:
+            if any(spec.name == name for spec in toolset.tools):
+                if toolset.opt_in and toolset.name not in self.enabled:
+                    return PermissionDeniedError(
+                        f"{name} is not enabled on this server (it belongs to the '{toolset.name}' write tools).",
+                        hint=f"The person can turn it on with GMAIL_MCP_WRITE_TOOLS={toolset.name} (or --enable "
+                        f"{toolset.name}) and restart the server; until then, do not retry.",
+                    )
+                granted = self.source.granted_scopes(None)
+                (message,) = missing_scope_messages(frozenset({toolset.name}), (toolset,), granted) or (None,)
+                return PermissionDeniedError(
+                    f"{name} needs a permission the Gmail token was not granted.",
+                    hint=message or rerun_auth("grant the access Google asks for"),
+                )
+        return None
+
 
 async def call_tool(
     catalog: ToolCatalog | ContextSource, name: str, arguments: dict[str, Any] | None
@@ -126,6 +146,9 @@ async def call_tool(
     tools = catalog.offered()
     spec = tools.get(name)
     if spec is None:
+        hidden = catalog.not_offered(name)
+        if hidden is not None:  # a real tool this server does not offer now: say how to get it, as a result
+            return error_result(hidden)
         raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool {name!r}. Available: {', '.join(tools)}.")
     request_id = uuid.uuid4().hex[:12]
     started = time.perf_counter()
