@@ -1,8 +1,9 @@
 """Entry point: `python -m server.main` serves the Gmail tools over stdio (MCP).
 
-    python -m server.main            serve the user's Gmail (token from `python server/auth_cli.py`)
+    python -m server.main            serve the user's Gmail (token from `server/auth_cli.py`, run once)
     python -m server.main --demo     serve the bundled demo mailbox through a local Gmail emulator
-    python -m server.main --check    diagnose the set-up (credentials, token, refresh, Gmail) and exit
+    python -m server.main --check    diagnose the set-up (credentials, token, refresh, Gmail): a checklist on stdout
+    python -m server.main --enable G turn on a group of write tools (also GMAIL_MCP_WRITE_TOOLS)
 
 stdout carries only the MCP protocol; logs are JSON lines on stderr.
 """

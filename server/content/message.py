@@ -6,9 +6,10 @@ Entry points (the tools layer calls exactly these):
     parse_addresses, header_value, to_iso_date, slice_body, strip_quoted_reply
 
 Everything is total: any input shape gives a result, never an exception. The work is split over small modules:
-`mime_walk` (part tree and body choice), `charsets` (bytes and RFC 2047/2231), `html_text` (HTML to text),
-`calendar_text` (invites), `raw_message` (RFC 2822 bytes to a payload tree), `text_tidy` (final clean-up),
-`body_slice` (bounds), `quotes` (quoted reply history).
+`mime/walk.py` (part tree and body choice), `mime/part.py` (part payloads), `mime/raw.py` (RFC 2822 bytes to a
+payload tree), `mime/tnef.py` (winmail.dat), `text/charsets.py` (bytes and RFC 2047/2231), `text/html_text.py`
+(HTML to text), `text/calendar_text.py` (invites), `text/tidy.py` (final clean-up), `text/body_slice.py` (bounds),
+`text/quotes.py` (quoted reply history).
 """
 
 from __future__ import annotations
