@@ -18,6 +18,7 @@ forward marker is stripped. Outlook writes forwards with the same header block a
 
 from __future__ import annotations
 
+import functools
 import re
 
 _MAX_LINE = 600  # longer lines are never attributions or headers (and keep regex cost bounded)
@@ -105,6 +106,7 @@ _HEADER = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=16)  # a long body is read in slices (offset): each slice would re-scan it whole
 def strip_quoted_reply(text: str) -> str:
     """Drop quoted reply history (see the module docstring); the author's own text is always kept.
 
