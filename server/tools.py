@@ -39,6 +39,7 @@ class ToolContext:
     metrics: Metrics
     account: str = DEFAULT_ACCOUNT
     download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: where attachments may be saved; None: never
+    thread_max_chars: int = 60_000  # GMAIL_MCP_THREAD_MAX_CHARS: bound on one gmail_get_thread answer
     cache: AccountCache = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

@@ -19,6 +19,7 @@ MAX_RECIPIENTS = 100  # hostile mail carries thousands of Cc addresses
 _MESSAGE_ID = re.compile(r"<[^<>\s]{1,998}>")
 # Reply prefixes mail programs write, in several languages: a subject starting with one is not prefixed again.
 _REPLY_PREFIX = re.compile(r"^\s*(?:re|aw|sv|vs|antw|odp|r|ynt|回复|答复|回覆|返信)\s*(?:\[\d+\])?\s*[:：]", re.I)
+_FORWARD_PREFIX = re.compile(r"^\s*(?:fwd?|wg|tr|rv|转发|轉寄|転送)\s*[:：]", re.I)
 # Labels of messages a reply is never addressed to: unsent drafts and discarded mail.
 _NOT_REPLY_TARGETS = frozenset({"DRAFT", "TRASH", "SPAM"})
 
@@ -53,6 +54,17 @@ def reply_subject(subject: str | None) -> str:
     """`Re: <subject>`, unless the subject already starts with a reply prefix (Re:, AW:, SV:, 回复: ...)."""
     subject = " ".join((subject or "").split())
     return subject if _REPLY_PREFIX.match(subject) else f"Re: {subject}".rstrip()
+
+
+def base_subject(subject: str | None) -> str:
+    """The subject without its reply and forward prefixes ("Re: Fwd: AW: x" -> "x"), case-folded, for comparing."""
+    text = " ".join((subject or "").split())
+    for _ in range(10):
+        stripped = _FORWARD_PREFIX.sub("", _REPLY_PREFIX.sub("", text, count=1), count=1).strip()
+        if stripped == text:
+            break
+        text = stripped
+    return text.casefold()
 
 
 def normalized_address(email: str) -> str:

@@ -73,10 +73,11 @@ def tool_definition(spec: ToolSpec) -> types.Tool:
 
 
 def tool_annotations(annotations: Annotations) -> types.ToolAnnotations:
-    """The hints a client reads. For a read-only tool the destructive and idempotent hints are left out: the
-    MCP specification gives them meaning "only when readOnlyHint == false", and every tools/list pays for them."""
+    """The hints a client reads, without the ones that say nothing: for a read-only tool the destructive and
+    idempotent hints (the MCP specification gives them meaning "only when readOnlyHint == false"), and an open
+    world hint of true (its default). Every conversation pays for tools/list."""
     if annotations.read_only:
-        return types.ToolAnnotations(read_only_hint=True, open_world_hint=annotations.open_world)
+        return types.ToolAnnotations(read_only_hint=True, open_world_hint=None if annotations.open_world else False)
     return types.ToolAnnotations(
         read_only_hint=False,
         destructive_hint=annotations.destructive,

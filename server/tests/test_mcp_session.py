@@ -36,8 +36,9 @@ async def test_tools_are_listed_with_schemas_and_read_only_annotations(mode):
     assert search.input_schema["additionalProperties"] is False
     assert "next_page_token" in search.output_schema["properties"]
     for tool in listed:
-        assert tool.annotations.read_only_hint and tool.annotations.open_world_hint
-        assert tool.annotations.destructive_hint is None  # meaningless for a read-only tool (MCP spec)
+        assert tool.annotations.read_only_hint is True
+        # Meaningless for a read-only tool (MCP spec), and open world is the default: left out, not sent.
+        assert tool.annotations.destructive_hint is tool.annotations.open_world_hint is None
         assert "from:" in by_name["gmail_search_messages"].description
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)
         jsonschema.Draft202012Validator.check_schema(tool.output_schema)

@@ -51,7 +51,7 @@ class ListLabelsInput(ToolInput):
     labels: list[LabelRef] | None = Field(
         None, max_length=50, description="Only these labels (names or ids); leave out for all."
     )
-    counts: bool = Field(True, description="Include message and unread counts (one batched request).")
+    counts: bool = Field(True, description="Message and unread counts.")
 
 
 class LabelItem(ToolOutput):

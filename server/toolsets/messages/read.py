@@ -30,16 +30,12 @@ MAX_LISTED_ATTACHMENTS = 100  # the rest are counted in a note
 
 
 class GetMessageInput(ToolInput):
-    message_id: str = Field(
-        pattern=MESSAGE_ID_PATTERN, description="The message id, exactly as returned by gmail_search_messages."
-    )
+    message_id: str = Field(pattern=MESSAGE_ID_PATTERN, description="An id from gmail_search_messages.")
     format: Literal["full", "metadata"] = Field(
         "full",
         description='"full": headers, body text, attachments. "metadata": headers and snippet only (small).',
     )
-    max_body_chars: Count = Field(
-        DEFAULT_MAX_BODY_CHARS, ge=200, le=200_000, description="Longest body_text; longer bodies are cut."
-    )
+    max_body_chars: Count = Field(DEFAULT_MAX_BODY_CHARS, ge=200, le=200_000)
     offset: Count = Field(0, ge=0, description="Pass next_offset to read on.")
     include_html: bool = Field(False, description="Also return the HTML source (large).")
     strip_quoted: bool = Field(False, description="Drop quoted reply history.")
@@ -192,9 +188,9 @@ GET_MESSAGE = ToolSpec(
     name="gmail_get_message",
     title="Read a Gmail message",
     description=(
-        "Read one message by an id from gmail_search_messages: headers, readable body text (HTML "
-        "converted) and attachments (read them with gmail_read_attachment), or with format='metadata' only "
-        "headers and snippet. A long body comes in pieces: read on with offset=next_offset. " + UNTRUSTED_CONTENT
+        "Read one message by an id from gmail_search_messages: headers, readable body text and attachment "
+        "list, or with format='metadata' only headers and snippet. Read a long body on with "
+        "offset=next_offset. " + UNTRUSTED_CONTENT
     ),
     input_model=GetMessageInput,
     output_model=GetMessageResult,

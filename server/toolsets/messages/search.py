@@ -65,25 +65,22 @@ class SearchMessagesInput(ToolInput):
             'May be "" when newer_than_days or label_ids is given.'
         ),
     )
-    max_results: Count = Field(10, ge=1, le=MAX_RESULTS_LIMIT, description="How many messages to return (1-50).")
+    max_results: Count = Field(10, ge=1, le=MAX_RESULTS_LIMIT)
     # Bounds before the validator, inside the Annotated: placed after it, or on the union, pydantic still
     # enforces them but writes `ge`/`le` (not JSON Schema) into the schema instead of minimum/maximum.
     newer_than_days: Annotated[int, Field(ge=1, le=36500), BeforeValidator(reject_bool)] | None = Field(
-        None, description="Only messages from the last N days (adds newer_than:Nd)."
+        None, description="Only the last N days."
     )
     label_ids: list[LabelName] | None = Field(
         None,
         max_length=20,
-        description=(
-            'Labels every result must carry: system ids ("INBOX", "STARRED", "CATEGORY_UPDATES") or user labels '
-            'by name ("Family/Kids") or id ("Label_12"), as gmail_list_labels shows them.'
-        ),
+        description='Labels all results carry: system ids ("INBOX", "STARRED") or user label names or ids.',
     )
     page_token: str | None = Field(
         None,
         min_length=1,
         max_length=2000,
-        description="next_page_token from a previous call with the same query, to get the following results.",
+        description="next_page_token of the previous call (same query).",
     )
 
     @field_validator("label_ids")
@@ -296,9 +293,9 @@ SEARCH_MESSAGES = ToolSpec(
     title="Search Gmail",
     description=(
         "Search the user's Gmail with Gmail's search syntax, newest first: id, date, sender, subject and "
-        "snippet for the first 10 results, ids only for the rest. Examples: 'from:alice@example.com "
-        "subject:invoice', 'is:unread newer_than:2d', 'has:attachment filename:pdf'. Spam and trash only with "
-        "in:anywhere, in:spam or in:trash. For more, pass next_page_token back as page_token. " + UNTRUSTED_CONTENT
+        "snippet for the first 10 results, ids only for the rest. E.g. 'from:alice@example.com subject:invoice', "
+        "'is:unread newer_than:2d'. Spam and trash only with in:anywhere, in:spam or in:trash. For more, pass "
+        "next_page_token back as page_token. " + UNTRUSTED_CONTENT
     ),
     input_model=SearchMessagesInput,
     output_model=SearchMessagesResult,

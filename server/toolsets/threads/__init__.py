@@ -12,9 +12,9 @@ GET_THREAD = ToolSpec(
     name="gmail_get_thread",
     title="Read a Gmail conversation",
     description=(
-        "Read a whole conversation by a thread_id: every message oldest first (sent mail included) with "
-        "sender, recipients, date, labels, attachments and its own words (quoted history removed), and the "
-        "reply context (In-Reply-To, References, reply-all recipients, subject). " + UNTRUSTED_CONTENT
+        "Read a whole conversation by thread_id: each message oldest first (sent mail included) with sender, "
+        "recipients, date, labels, attachments and its own words (quoted history removed), and the reply "
+        "context (In-Reply-To, References, recipients, subject). " + UNTRUSTED_CONTENT
     ),
     input_model=GetThreadInput,
     output_model=GetThreadResult,

@@ -5,8 +5,8 @@ Every message comes in date order (sent mail included) with its sender, recipien
 attachments. Quoted history is removed twice over: by its markers (`strip_quoted_reply`: attributions in many
 languages, `>` lines, Outlook header blocks) and by content (`repeats.own_words`: a tail that repeats what
 earlier messages of the thread said). Bodies are cut per message and the whole answer stays under
-`max_total_chars`: the newest messages get their text first; older ones left out are named with the
-`message_range` that shows them.
+`ToolContext.thread_max_chars` (GMAIL_MCP_THREAD_MAX_CHARS, 60,000 by default): the newest messages get their
+text first; older ones left out are named with the `message_range` that shows them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from server.content.message import ParsedMessage, parse_message, slice_body, strip_quoted_reply
-from server.content.reply import ReplyContext, format_address, own_addresses, reply_context
+from server.content.reply import ReplyContext, base_subject, format_address, own_addresses, reply_context
 from server.content.text.repeats import OwnWords, own_words
 from server.content.text.snippets import clean_snippet
 from server.errors import GmailError, InvalidInputError
@@ -89,7 +89,8 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
     window = range(first - 1, last)
     heads = [len(render_message_head(items[index])) + len(items[index].snippet or "") + 12 for index in window]
     lengths = [len(texts[index].text) if texts else len(items[index].snippet or "") for index in window]
-    plan = plan_bodies(heads, lengths, per_message=args.max_body_chars_per_message, total=args.max_total_chars)
+    total = ctx.thread_max_chars
+    plan = plan_bodies(heads, lengths, per_message=args.max_body_chars_per_message, total=total)
     listed: list[ThreadMessage] = []
     for offset, index in enumerate(window):
         if offset < plan.listed_from:
@@ -101,16 +102,21 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
     first_listed = first + plan.listed_from
     if plan.listed_from:
         notes.append(
-            f"Messages {first}-{first_listed - 1} are not listed, to stay under {args.max_total_chars:,} "
+            f"Messages {first}-{first_listed - 1} are not listed, to stay under {total:,} "
             f'characters: call again with message_range="{first}-{first_listed - 1}".'
         )
     omitted = [item.position for item in listed if item.body_omitted]
     if omitted:
         notes.append(
-            f"The text of message(s) {_spans(omitted)} was left out to stay under {args.max_total_chars:,} "
+            f"The text of message(s) {_spans(omitted)} was left out to stay under {total:,} "
             f'characters: call again with message_range="{omitted[0]}-{omitted[-1]}", or read one with '
             "gmail_get_message."
         )
+    for item, message in ((item, parsed[item.position - 1]) for item in listed):
+        if len(message.attachments) > MAX_ATTACHMENTS_PER_MESSAGE:
+            notes.append(f"[{item.position}] has {len(message.attachments)} attachments: gmail_get_message lists all.")
+        if message.body_source == "encrypted":
+            notes.append(f"[{item.position}] is encrypted: its body cannot be read here.")
     if (first, last) != (1, count):
         notes.append(f"Showing messages {first}-{last} of {count}.")
     address, context = _reply(ctx, parsed, notes)
@@ -134,7 +140,8 @@ def _own_texts(parsed: list[ParsedMessage], *, strip: bool) -> list[OwnWords]:
 
 def _item(position: int, message: ParsedMessage, thread_subject: str | None) -> ThreadMessage:
     headers = message.headers
-    subject = message.subject if message.subject and message.subject != thread_subject else None
+    changed = message.subject and base_subject(message.subject) != base_subject(thread_subject)
+    subject = message.subject if changed else None
     return ThreadMessage(
         position=position,
         id=message.id,
@@ -155,9 +162,6 @@ def _item(position: int, message: ParsedMessage, thread_subject: str | None) -> 
             if not item.inline
         ],
         snippet=clean_snippet(message.snippet, SNIPPET_CHARS),
-        notes=[f"{len(message.attachments)} attachments: gmail_get_message lists them all"]
-        if len(message.attachments) > MAX_ATTACHMENTS_PER_MESSAGE
-        else [],
     )
 
 
@@ -173,8 +177,6 @@ def _fill_body(item: ThreadMessage, own: OwnWords, chars: int, message: ParsedMe
     item.body_text = cut.text
     item.next_offset = cut.next_offset
     item.snippet = None  # the text says more
-    if message.body_source == "encrypted":
-        item.notes.append("encrypted: the body cannot be read here")
 
 
 def _reply(

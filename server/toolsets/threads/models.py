@@ -10,7 +10,6 @@ from pydantic import Field, field_validator
 from server.toolsets.common import MESSAGE_ID_PATTERN, Count, ToolInput, ToolOutput
 
 DEFAULT_MESSAGE_CHARS = 4_000
-DEFAULT_TOTAL_CHARS = 60_000
 _RANGE = re.compile(r"^(\d{1,5})(?:\s*-\s*(\d{1,5})?)?$")
 
 
@@ -26,16 +25,9 @@ class GetThreadInput(ToolInput):
     thread_id: str = Field(
         pattern=MESSAGE_ID_PATTERN, description="A message's thread_id (from gmail_search_messages)."
     )
-    format: Literal["full", "metadata"] = Field(
-        "full", description='"metadata": who/when/snippet only.'
-    )
-    max_body_chars_per_message: Count = Field(
-        DEFAULT_MESSAGE_CHARS, ge=200, le=50_000, description="Per message."
-    )
-    max_total_chars: Count = Field(
-        DEFAULT_TOTAL_CHARS, ge=2_000, le=200_000, description="For the whole answer."
-    )
-    strip_quoted: bool = Field(True, description="Drop quoted history.")
+    format: Literal["full", "metadata"] = Field("full", description='"metadata": who/when/snippet only.')
+    max_body_chars_per_message: Count = Field(DEFAULT_MESSAGE_CHARS, ge=200, le=50_000)
+    strip_quoted: bool = True
     message_range: str | None = Field(
         None,
         max_length=20,
@@ -92,7 +84,6 @@ class ThreadMessage(ToolOutput):
     )
     body_omitted: bool = Field(False, exclude_if=_false, description="Left out to keep the answer bounded.")
     snippet: str | None = Field(None, exclude_if=_none)
-    notes: list[str] = Field(default_factory=list, exclude_if=_false)
 
 
 class ReplyContextItem(ToolOutput):

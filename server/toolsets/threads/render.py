@@ -6,7 +6,6 @@ from __future__ import annotations
 from server.toolsets.common import short_date
 from server.toolsets.threads.models import GetThreadResult, ReplyContextItem, ThreadMessage
 
-
 _FLAGS = ("UNREAD", "STARRED", "IMPORTANT", "SENT", "DRAFT", "TRASH", "SPAM")
 
 
@@ -25,15 +24,23 @@ def render_message_head(item: ThreadMessage) -> str:
         lines.append(f"Subject: {item.subject}")
     if item.attachments:
         lines.append(
-            "Attachments: "
-            + "; ".join(f"{a.filename} (part {a.part_id}, {a.mime_type}, {a.size:,} bytes)" for a in item.attachments)
+            "Attachments: " + "; ".join(f"{a.filename} (part {a.part_id}, {_size(a.size)})" for a in item.attachments)
         )
     return "\n".join(lines)
 
 
+def _size(size: int) -> str:
+    return (
+        f"{size:,} bytes"
+        if size < 1024
+        else f"{size / 1024:.0f} KB"
+        if size < 1024 * 1024
+        else f"{size / 1048576:.1f} MB"
+    )
+
+
 def render_message(item: ThreadMessage) -> str:
     lines = [render_message_head(item)]
-    lines.extend(f"Note: {note}" for note in item.notes)
     if item.body_text:
         lines.append(item.body_text)
         if item.next_offset is not None:
