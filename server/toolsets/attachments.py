@@ -20,7 +20,15 @@ from server.content.text.charsets import lenient_b64
 from server.errors import InvalidInputError
 from server.runtime.downloads import save_file
 from server.tools import Block, ImageBlock, ToolContext, Toolset, ToolSpec
-from server.toolsets.common import MAX_ITEM_FIELD_CHARS, MESSAGE_ID_PATTERN, Count, ToolInput, ToolOutput, bounded
+from server.toolsets.common import (
+    MAX_ITEM_FIELD_CHARS,
+    MESSAGE_ID_PATTERN,
+    UNTRUSTED_CONTENT,
+    Count,
+    ToolInput,
+    ToolOutput,
+    bounded,
+)
 
 DEFAULT_MAX_CHARS = 20_000
 MAX_LISTED_CHOICES = 20
@@ -181,7 +189,7 @@ READ_ATTACHMENT = ToolSpec(
     description=(
         "Read an attachment (by message_id and the part_id gmail_get_message lists) as text: PDF, DOCX, "
         "XLSX/CSV, PPTX, text, HTML, calendar, attached emails, zip listings; images up to 1 MB as images. "
-        "Read long text on with offset=next_offset. " + UNTRUSTED_ATTACHMENT
+        "Read long text on with offset=next_offset. " + UNTRUSTED_CONTENT
     ),
     input_model=ReadAttachmentInput,
     output_model=ReadAttachmentResult,

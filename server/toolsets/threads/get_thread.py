@@ -44,23 +44,30 @@ class Plan:
 
 
 def plan_bodies(heads: list[int], lengths: list[int], *, per_message: int, total: int) -> Plan:
-    """Splits `total` characters over a range of messages, oldest first in the lists.
+    """Splits `total` characters over a range of messages (lists oldest first), newest first.
 
-    Headers come first: when even they do not fit in half the budget, the oldest messages are not listed. The
-    rest goes to bodies newest first, each at most `per_message`; a body whose share would be a stub is left out.
+    The newest messages get their head and text (each text at most `per_message`; the last one that fits may be
+    cut) out of three quarters of the budget; what is left lists older messages without their text, newest
+    first, so the answer also says who wrote before. Older messages still are not listed.
     """
-    listed_from, head_chars = len(heads), 0
-    while listed_from > 0 and head_chars + heads[listed_from - 1] <= total // 2:
-        listed_from -= 1
-        head_chars += heads[listed_from]
-    budget = total - head_chars
+    reserve = min(total // 4, sum(heads))
+    budget = total - reserve
     shown = [0] * len(heads)
-    for index in range(len(heads) - 1, listed_from - 1, -1):
+    index = len(heads) - 1
+    while index >= 0:
         want = min(lengths[index], per_message)
-        give = min(want, budget)
-        if give >= min(want, MIN_USEFUL_BODY) and give > 0:
-            shown[index] = give
-            budget -= give
+        if heads[index] + want <= budget:
+            shown[index], budget, index = want, budget - heads[index] - want, index - 1
+            continue
+        room = budget - heads[index]
+        if want and room >= MIN_USEFUL_BODY:  # part of this one: it says where to read on
+            shown[index], budget, index = room, budget - heads[index] - room, index - 1
+        break
+    budget += reserve
+    listed_from = index + 1
+    while index >= 0 and heads[index] <= budget:
+        budget -= heads[index]
+        listed_from, index = index, index - 1
     return Plan(listed_from, shown)
 
 
@@ -99,19 +106,7 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
         if texts is not None:
             _fill_body(item, texts[index], plan.shown[offset], parsed[index])
         listed.append(item)
-    first_listed = first + plan.listed_from
-    if plan.listed_from:
-        notes.append(
-            f"Messages {first}-{first_listed - 1} are not listed, to stay under {total:,} "
-            f'characters: call again with message_range="{first}-{first_listed - 1}".'
-        )
-    omitted = [item.position for item in listed if item.body_omitted]
-    if omitted:
-        notes.append(
-            f"The text of message(s) {_spans(omitted)} was left out to stay under {total:,} "
-            f'characters: call again with message_range="{omitted[0]}-{omitted[-1]}", or read one with '
-            "gmail_get_message."
-        )
+    notes.extend(_paging_note(listed, first, first + plan.listed_from, total))
     for item, message in ((item, parsed[item.position - 1]) for item in listed):
         if len(message.attachments) > MAX_ATTACHMENTS_PER_MESSAGE:
             notes.append(f"[{item.position}] has {len(message.attachments)} attachments: gmail_get_message lists all.")
@@ -204,6 +199,21 @@ def _context_item(context: ReplyContext) -> ReplyContextItem:
         last_sender=bounded(format_address(context.last_sender), MAX_ITEM_FIELD_CHARS) if context.last_sender else None,
         last_from_me=context.last_from_me,
     )
+
+
+def _paging_note(listed: list[ThreadMessage], first: int, first_listed: int, total: int) -> list[str]:
+    """One note naming the message_range that shows what this answer left out (older messages come first)."""
+    omitted = [item.position for item in listed if item.body_omitted]
+    if first_listed == first and not omitted:
+        return []
+    parts = [f"messages {first}-{first_listed - 1} are not listed"] if first_listed > first else []
+    if omitted:
+        parts.append(f"the text of {_spans(omitted)} is left out")
+    last = max([first_listed - 1, *omitted])
+    return [
+        f"To stay under {total:,} characters, {' and '.join(parts)}: call again with "
+        f'message_range="{first}-{last}" to read them (newest first, as here), or read one with gmail_get_message.'
+    ]
 
 
 def _spans(positions: list[int]) -> str:
