@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 GRAM = 4
 LINE_SHARE = 0.75  # share of a line's word runs seen earlier for the line to count as repeated
@@ -27,14 +26,6 @@ _CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, Han, hang
 _TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 _LEAD_IN = re.compile(r"^.{0,300}[:：]\s*$")  # an attribution line ends with a colon in every language
 _RULE = re.compile(r"^\s*(?:[-_=*]\s*){5,}$")
-
-
-@dataclass(frozen=True)
-class OwnWords:
-    """A message's text without the history it repeats; `removed_chars` counts what was dropped."""
-
-    text: str
-    removed_chars: int
 
 
 def tokens(text: str) -> list[str]:
@@ -107,7 +98,7 @@ def _with_lead_in(lines: list[str], cut: int) -> int:
     return cut
 
 
-def own_words(texts: Sequence[str], strip: Callable[[str], str]) -> list[OwnWords]:
+def own_words(texts: Sequence[str], strip: Callable[[str], str]) -> list[str]:
     """Each message's own words, in thread order: marker-based stripping, then the repeated tail removed.
 
     Args:
@@ -115,12 +106,12 @@ def own_words(texts: Sequence[str], strip: Callable[[str], str]) -> list[OwnWord
         strip: The marker-based quote stripper (`strip_quoted_reply`).
 
     Returns:
-        One OwnWords per text, in order.
+        Each text without its quoted history, in order.
     """
     seen: set[tuple[str, ...]] = set()
-    result = []
+    result: list[str] = []
     for text in texts:
         stripped = drop_repeated_tail(strip(text), seen)
         remember(stripped, seen)
-        result.append(OwnWords(stripped, max(len(text) - len(stripped), 0)))
+        result.append(stripped)
     return result

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from server.content.message import ParsedMessage, parse_message, slice_body, strip_quoted_reply
 from server.content.reply import ReplyContext, base_subject, format_address, own_addresses, reply_context
-from server.content.text.repeats import OwnWords, own_words
+from server.content.text.repeats import own_words
 from server.content.text.snippets import clean_snippet
 from server.errors import GmailError, InvalidInputError
 from server.tools import ToolContext
@@ -95,7 +95,7 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
     items = [_item(position, message, parsed[0].subject) for position, message in enumerate(parsed, 1)]
     window = range(first - 1, last)
     heads = [len(render_message_head(items[index])) + len(items[index].snippet or "") + 12 for index in window]
-    lengths = [len(texts[index].text) if texts else len(items[index].snippet or "") for index in window]
+    lengths = [len(texts[index]) if texts else len(items[index].snippet or "") for index in window]
     total = ctx.thread_max_chars
     plan = plan_bodies(heads, lengths, per_message=args.max_body_chars_per_message, total=total)
     listed: list[ThreadMessage] = []
@@ -104,7 +104,7 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
             continue
         item = items[index]
         if texts is not None:
-            _fill_body(item, texts[index], plan.shown[offset], parsed[index])
+            _fill_body(item, texts[index], plan.shown[offset])
         listed.append(item)
     notes.extend(_paging_note(listed, first, first + plan.listed_from, total))
     for item, message in ((item, parsed[item.position - 1]) for item in listed):
@@ -126,10 +126,10 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
     )
 
 
-def _own_texts(parsed: list[ParsedMessage], *, strip: bool) -> list[OwnWords]:
+def _own_texts(parsed: list[ParsedMessage], *, strip: bool) -> list[str]:
     bodies = [message.body_text or "" for message in parsed]
     if not strip:
-        return [OwnWords(body, 0) for body in bodies]
+        return bodies
     return own_words(bodies, strip_quoted_reply)
 
 
@@ -160,15 +160,15 @@ def _item(position: int, message: ParsedMessage, thread_subject: str | None) -> 
     )
 
 
-def _fill_body(item: ThreadMessage, own: OwnWords, chars: int, message: ParsedMessage) -> None:
-    if not own.text.strip():
+def _fill_body(item: ThreadMessage, own: str, chars: int) -> None:
+    if not own.strip():
         item.body_text = ""
         return
-    item.body_chars = len(own.text)
+    item.body_chars = len(own)
     if chars <= 0:
         item.body_omitted = True
         return
-    cut = slice_body(own.text, max_chars=chars)
+    cut = slice_body(own, max_chars=chars)
     item.body_text = cut.text
     item.next_offset = cut.next_offset
     item.snippet = None  # the text says more
