@@ -4,6 +4,7 @@ every attachment type and with long threads, and the request log read as (endpoi
 
 from __future__ import annotations
 
+import functools
 import random
 import struct
 import zlib
@@ -71,8 +72,14 @@ def big_png(size: int) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", noise) + chunk(b"IEND", b"")
 
 
-# file name -> (content type, bytes, a phrase its extracted text holds)
+REPORT_PAGE_ONE = "Quarterly revenue grew 12 percent.\n" + "\n".join(
+    f"Region {n}: revenue {100 + n} million, margin {20 + n % 7} percent." for n in range(1, 16)
+)
+
+
+@functools.cache  # zip members carry the current time: build once, so tests compare the bytes served
 def attachment_files() -> dict[str, tuple[str, bytes, str]]:
+    """File name -> (content type, bytes, a phrase its extracted text or notes hold)."""
     inner = _message("Hotel booking confirmed", "Hotel <stay@hotel.example>", START, Message_ID="<inner@hotel.example>")
     inner.set_content("Your room is booked for 9-12 December. Confirmation code HX-4471.\n")
     calendar = (
@@ -83,7 +90,7 @@ def attachment_files() -> dict[str, tuple[str, bytes, str]]:
     return {
         "report.pdf": (
             "application/pdf",
-            build_pdf(["Quarterly revenue grew 12 percent.", "Page two: costs."]),
+            build_pdf([REPORT_PAGE_ONE, "Page two: costs fell in every region but one."]),
             "Quarterly revenue grew 12 percent.",
         ),
         "plan.docx": (
