@@ -134,6 +134,7 @@ NOTABLE: dict[str, Notable] = {
         "<CATE+tjCcqiBxS2s7NECiYrpaizslv7zBvceJaxqYQv@mail.gmail.com>",
     ),
     "offsite-1": Notable("Lisbon offsite: venue, agenda and budget", "<30ebb3bccc05d1a0d56e55f9@example.org>"),
+    "offsite-4": Notable("Re: Lisbon offsite: venue, agenda and budget", "<e56145bb2e5927097702776e@example.org>"),
     "offsite-6": Notable("Re: Lisbon offsite: venue, agenda and budget", "<ec71d0d4bc1d7ebc9b4282ef@example.com>"),
     "offsite-7": Notable("Re: Lisbon offsite: venue, agenda and budget", "<9ac404cdcee3b7df33c6dcd1@example.org>"),
     "offsite-8": Notable("Re: Lisbon offsite: venue, agenda and budget", "<278050b57d7057b470d6f620@fr.example.com>"),
