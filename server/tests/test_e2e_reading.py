@@ -4,8 +4,11 @@ every attachment type. The issue's acceptance checks, as a person's client would
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,7 @@ import pytest
 
 from server import demo
 from server.emulator import Emulator, start_emulator
+from server.runtime.config import PROJECT_ROOT
 from server.tests.support.reading import api_calls, attachment_files, write_attachment_mailbox
 from server.tests.support.reliability import RawServer, mcp_over_stdio, server_env
 
@@ -104,3 +108,19 @@ def test_clients_older_than_resource_links_get_text_only_results(served, tmp_pat
         assert server.stdout_is_only_json_rpc()
     assert [block["type"] for block in answer["content"]] == ["text"]
     assert [block["type"] for block in image["content"]] == ["text", "image"]  # image content is that old
+
+
+def test_the_demo_tour_shows_a_thread_and_an_attachment():
+    completed = subprocess.run(
+        [sys.executable, "-m", "server.cli", "--demo", "tour"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("GMAIL_")}, "PYTHONPATH": str(PROJECT_ROOT)},
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    out = completed.stdout
+    assert "▶ A whole conversation" in out and f'"{demo.NOTABLE["offsite-1"].subject}": 8 message(s)' in out
+    assert "▶ An attachment, read as text" in out and "Lisbon offsite agenda (v2, final)" in out
+    assert "▶ Labels and their counts" in out and "- INBOX: " in out
