@@ -46,11 +46,11 @@ def _none(value: object) -> bool:
 class ReadAttachmentInput(ToolInput):
     message_id: str = Field(pattern=MESSAGE_ID_PATTERN, description="The message the file is attached to.")
     attachment: str = Field(
-        min_length=1, max_length=500, description="Its part_id (or file name) as gmail_get_message lists it."
+        min_length=1, max_length=500, description="A part_id (or file name) from gmail_get_message."
     )
     max_chars: Count = Field(DEFAULT_MAX_CHARS, ge=200, le=200_000)
     offset: Count = Field(0, ge=0, description="Pass next_offset to read on.")
-    save: bool = Field(False, description="Also save the file to the downloads folder, if one is configured.")
+    save: bool = Field(False, description="Also save it to the configured downloads folder.")
 
 
 class ReadAttachmentResult(ToolOutput):

@@ -65,7 +65,6 @@ class LabelItem(ToolOutput):
 
 class ListLabelsResult(ToolOutput):
     labels: list[LabelItem]
-    label_count: int
     counted: int = Field(description="How many labels carry counts.")
     notes: list[str] = Field(default_factory=list, exclude_if=_false)
 
@@ -89,7 +88,6 @@ def list_labels(ctx: ToolContext, args: ListLabelsInput) -> ListLabelsResult:
     items = [_item(label, counts.get(label["id"])) for label in chosen]
     return ListLabelsResult(
         labels=items,
-        label_count=len(items),
         counted=sum(item.messages_total is not None for item in items),
         notes=notes,
     )

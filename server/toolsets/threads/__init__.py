@@ -13,8 +13,8 @@ GET_THREAD = ToolSpec(
     title="Read a Gmail conversation",
     description=(
         "Read a whole conversation by thread_id: each message oldest first (sent mail included) with sender, "
-        "recipients, date, labels, attachments and its own words (quoted history removed), and the reply "
-        "context (In-Reply-To, References, recipients, subject). " + UNTRUSTED_CONTENT
+        "recipients, date, labels, attachments and its own words without quoted history, plus the reply "
+        "context (In-Reply-To, References, recipients). " + UNTRUSTED_CONTENT
     ),
     input_model=GetThreadInput,
     output_model=GetThreadResult,
