@@ -16,7 +16,7 @@ import pytest
 from server.content.extract import DEFAULT_LIMITS, HANDLERS, Extraction, extract_attachment
 from server.content.extract.sniff import sniff
 from server.content.extract.tabular import sniff_delimiter
-from server.content.extract.xlsx_values import format_kind, number_text, serial_to_iso
+from server.content.extract.xlsx_values import format_kind, number_text, serial_to_iso, unescape
 from server.tests.support.attachments import (
     build_docx,
     build_pdf,
@@ -24,6 +24,7 @@ from server.tests.support.attachments import (
     build_pptx,
     build_xlsx,
     docx_parts,
+    xlsx_parts,
     zip_parts,
 )
 
@@ -71,6 +72,11 @@ def test_pdf_with_compressed_streams_and_an_empty_page():
     result = read(build_pdf(["first", "", "third"], compress=True), "application/pdf", "x.pdf")
     assert result.text == "--- page 1 ---\nfirst\n\n--- page 2 ---\n(no text on this page)\n\n--- page 3 ---\nthird"
     assert result.notes == ("PDF: 1 of the 3 pages read have no text (scanned or image-only pages)",)
+
+
+def test_pdf_pages_inherit_resources_from_the_page_tree():
+    result = read(build_pdf(["inherited font", "again"], inherit_resources=True), "application/pdf", "i.pdf")
+    assert result.text == "--- page 1 ---\ninherited font\n\n--- page 2 ---\nagain" and result.notes == ()
 
 
 def test_pdf_without_any_text_says_it_is_probably_scanned():
@@ -140,6 +146,26 @@ def test_xlsx_sheets_strings_numbers_booleans_dates():
     )
 
 
+def test_xlsx_formulas_errors_hidden_sheets_and_1904_dates():
+    parts = xlsx_parts({"Calc": [[1, 2]], "Secret": [["x"]]})
+    parts["xl/workbook.xml"] = (
+        str(parts["xl/workbook.xml"])
+        .replace('r:id="rId2"', 'r:id="rId2" state="hidden"')
+        .replace("<sheets>", '<workbookPr date1904="1"/><sheets>')
+    )
+    cells = (
+        '<c r="C1"><f>SUM(A1:B1)</f><v>3</v></c><c r="D1"><f>NOW()</f></c><c r="E1" t="e"><v>#DIV/0!</v></c>'
+        '<c r="F1" t="str"><f>A1&amp;"x"</f><v>1x</v></c><c r="G1" s="1"><v>0</v></c>'
+    )
+    parts["xl/worksheets/sheet1.xml"] = str(parts["xl/worksheets/sheet1.xml"]).replace(
+        "</c></row>", "</c>" + cells + "</row>"
+    )
+    result = read(zip_parts(parts), filename="calc.xlsx")
+    assert result.text == (
+        "--- sheet: Calc ---\n1 | 2 | 3 | =NOW() | #DIV/0! | 1x | 1904-01-01\n\n--- sheet: Secret (hidden) ---\nx"
+    )
+
+
 def test_xlsx_inline_strings():
     result = read(build_xlsx({"S": [["inline", 1]]}, inline_strings=True), filename="i.xlsx")
     assert result.text == "--- sheet: S ---\ninline | 1"
@@ -155,7 +181,7 @@ def test_xlsx_inline_strings():
         ("hh:mm:ss", "time"),
         ("yyyy-mm-dd hh:mm", "datetime"),
         ("[$-409]d-mmm-yy;@", "date"),
-        ("[h]:mm", None),
+        ("[h]:mm", "duration"),
         ("0.00", None),
         ('"day" 0', None),
         ("General", None),
@@ -174,7 +200,9 @@ def test_serial_dates_both_systems_and_the_1900_leap_bug():
     assert serial_to_iso(60, "date", False) == "1900-02-29"
     assert serial_to_iso(61, "date", False) == "1900-03-01"
     assert serial_to_iso(0, "date", True) == "1904-01-01"
+    assert serial_to_iso(10.6320601851852, "duration", False) == "255:10:10"
     assert serial_to_iso(-1, "date", False) is None and serial_to_iso(1e12, "date", False) is None
+    assert unescape("ABC_x000D_DEF _x005F_x000D_") == "ABC\rDEF _x000D_"
     assert number_text("3.0000000000000004") == "3" and number_text("1E+20") == "1e+20" and number_text("x") == "x"
 
 
@@ -314,6 +342,12 @@ def test_generic_labels_defer_to_the_extension():
     assert sniff(b"plain words", "application/octet-stream", "", 100).format == "text"
     assert sniff(b"\x00\x01\x02", "application/octet-stream", "", 100).format == "unknown"
     assert sniff(b"a,b\n", "text/csv", "data.txt", 100).format == "csv"
+
+
+def test_pdf_header_after_junk_is_a_pdf_unless_labelled_as_text():
+    assert sniff(b"\r\n\x00junk%PDF-1.7\n", "application/octet-stream", "", 100).format == "pdf"
+    assert sniff(b"Attached: see %PDF-1.7 header notes", "text/plain", "notes.txt", 100).format == "text"
+    assert sniff(b"%PDF-1.7\n", "text/plain", "notes.txt", 100).format == "pdf"
 
 
 def test_mislabelled_binary_gets_a_note():

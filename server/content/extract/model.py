@@ -38,6 +38,11 @@ class Extraction:
     `text` is `full_text[offset:offset + len(text)]`; pass `next_offset` back as `offset` for the next window,
     and the windows concatenate to the full text. Extraction stops once the requested window is filled, so
     `total_chars` is the length of the text read so far: the whole text's length only when `complete`.
+
+    Always read `notes` with the text: a file of a known format that could not be read (encrypted, corrupt, a
+    refused DTD) is kind "text" with whatever text came before the failure (often none) and a note saying why;
+    limits met (time, pages, rows, sheets, bytes) are notes too. Images carry a one-line description in `text`
+    and, when small enough, their bytes. Unsupported files have no text and a note with name, type and size.
     """
 
     kind: str  # "text" | "image" | "unsupported"
@@ -154,12 +159,14 @@ class Job:
 
 
 def human_size(size: int) -> str:
-    """'812 bytes', '12.3 KB', '4.5 MB'."""
+    """'812 bytes', '12.3 KB', '4.5 MB', '4.0 GB'."""
     if size < 1024:
         return f"{size:,} bytes"
     if size < MB:
         return f"{size / 1024:.1f} KB"
-    return f"{size / MB:.1f} MB"
+    if size < 1024 * MB:
+        return f"{size / MB:.1f} MB"
+    return f"{size / (1024 * MB):.1f} GB"
 
 
 def clip(text: str, limit: int) -> str:

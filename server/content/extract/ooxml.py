@@ -12,7 +12,7 @@ from urllib.parse import unquote
 from xml.parsers.expat import ExpatError
 
 from server.content.extract.model import Job, human_size
-from server.content.extract.xmlsafe import START, Event, XmlRefused, xml_events
+from server.content.extract.xmlsafe import START, Event, xml_events
 from server.content.extract.zipcheck import CappedReader, open_zip
 
 
@@ -74,11 +74,11 @@ class Package:
         return False
 
     def tolerant_events(self, path: str) -> Iterator[Event]:
-        """`events`, with a malformed or DTD-carrying part ending early with a note instead of an exception."""
+        """`events`, with a broken part (malformed XML, a DTD, damaged deflate data) ending early with a note."""
         try:
             yield from self.events(path)
-        except (ExpatError, XmlRefused) as exc:
-            self.job.cut(f"{self.label}: {path} is unreadable past this point ({exc})")
+        except Exception as exc:  # zipfile and zlib raise several kinds on damaged members
+            self.job.cut(f"{self.label}: {path} is unreadable past this point ({type(exc).__name__}: {exc})")
 
     def main_part(self, markers: tuple[str, ...], default: str) -> str:
         """The part [Content_Types].xml declares with a content type ending in one of `markers`, else `default`."""

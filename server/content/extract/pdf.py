@@ -112,7 +112,7 @@ def _walk_pages(reader, job: Job) -> Iterator:
     """The document's pages in order, resolved one at a time, with inherited attributes applied (as pypdf's own
     flattening does); cycles, over-deep trees and unreadable nodes are skipped with a note."""
     from pypdf import PageObject
-    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
+    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, NameObject
 
     stack: list[tuple[Iterator, dict]] = [(iter([reader.root_object.raw_get("/Pages")]), {})]
     seen: set = set()
@@ -141,7 +141,7 @@ def _walk_pages(reader, job: Job) -> Iterator:
             kids = kids.get_object() if kids is not None else None
             if isinstance(kids, ArrayObject) and len(stack) < _MAX_DEPTH:
                 inherit = dict(inherited)
-                inherit.update({name: node[name] for name in _INHERITED if name in node})
+                inherit.update({NameObject(name): node.raw_get(name) for name in _INHERITED if name in node})
                 stack.append((iter(kids), inherit))
             continue
         page = PageObject(reader, reference)

@@ -14,6 +14,7 @@ from server.content.extract.zipcheck import open_zip
 from server.content.text.charsets import parse_header_params
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_TEXTUAL = frozenset({"text", "csv", "tsv", "html", "ics", "eml"})
 BINARY_FORMATS = frozenset({"pdf", "docx", "xlsx", "pptx", "zip", "ole", *IMAGE_TYPES})
 
 _MIME_FORMATS = {
@@ -189,7 +190,8 @@ def _by_magic(data: bytes, hint: str | None, max_zip_entries: int) -> str | None
         return image
     if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
         return "ole"
-    if b"%PDF-" in data[:1024]:
+    # Readers accept a PDF header anywhere in the first KB, but text labelled as text may just mention "%PDF-".
+    if data.startswith(b"%PDF-") or (b"%PDF-" in data[:1024] and hint not in _TEXTUAL):
         return "pdf"
     if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return _zip_kind(data, hint, max_zip_entries)
@@ -210,7 +212,7 @@ def _zip_kind(data: bytes, hint: str | None, max_zip_entries: int) -> str:
                 if part in names:
                     return kind
             return "zip"
-    except (zipfile.BadZipFile, ValueError, OSError, NotImplementedError, RuntimeError, EOFError):
+    except Exception:  # zipfile raises many kinds (BadZipFile, zlib.error, struct.error, EOFError...) on damage
         return fallback  # the handler says what is wrong with it
 
 

@@ -9,12 +9,11 @@ sheets, `max_rows` rows per sheet and `max_columns` columns are read; each cut i
 from __future__ import annotations
 
 import re
-from xml.parsers.expat import ExpatError
 
 from server.content.extract.model import Job, clip
 from server.content.extract.ooxml import Package
-from server.content.extract.xlsx_values import date_styles, number_text, serial_to_iso
-from server.content.extract.xmlsafe import END, START, TEXT, XmlRefused
+from server.content.extract.xlsx_values import date_styles, number_text, serial_to_iso, unescape
+from server.content.extract.xmlsafe import END, START, TEXT
 
 _MAIN = (
     "spreadsheetml.sheet.main+xml",
@@ -95,7 +94,7 @@ class _SharedStrings:
         try:
             while index >= len(self.items) and not self._done:
                 self._advance()
-        except (ExpatError, XmlRefused) as exc:
+        except Exception as exc:  # malformed XML, a DTD, damaged deflate data
             self._done = True
             self.job.cut(f"XLSX: the shared strings are unreadable past string {len(self.items):,} ({exc})")
         return self.items[index] if index < len(self.items) else ""
@@ -124,7 +123,7 @@ class _SharedStrings:
                 elif name == "rPh":
                     self._phonetic = max(self._phonetic - 1, 0)
                 elif name == "si":
-                    self.items.append(clip("".join(self._current), cap))
+                    self.items.append(clip(unescape("".join(self._current)), cap))
                     return
         self._done = True
 
@@ -221,7 +220,7 @@ class _Sheet:
             index = int(raw) if raw.strip().isdigit() else -1
             return self.strings.get(index)
         if kind == "inlineStr":
-            return "".join(self.parts["t"])
+            return unescape("".join(self.parts["t"]))
         if kind == "b":
             return "TRUE" if raw.strip() in ("1", "true") else "FALSE" if raw.strip() else ""
         if kind in ("str", "e", "d"):

@@ -21,9 +21,10 @@ _MAX_STYLES = 100_000
 
 
 def format_kind(code: str) -> str | None:
-    """ "date", "time" or "datetime" when an Excel number format code shows a date or time, else None."""
-    if "[h" in code.lower() or "[m" in code.lower() or "[s" in code.lower():
-        return None  # an elapsed duration ([h]:mm), not a point in time
+    """The kind of value an Excel number format shows: "date", "time", "datetime", "duration" ([h]:mm) or None."""
+    lowered = code.lower()
+    if "[h" in lowered or "[m" in lowered or "[s" in lowered:
+        return "duration"
     bare = _BRACKETS.sub("", _QUOTED.sub("", code.split(";", 1)[0])).lower()
     if bare in ("", "general", "@"):
         return None
@@ -72,9 +73,13 @@ def _int(value: object) -> int | None:
 
 
 def serial_to_iso(serial: float, kind: str, date1904: bool) -> str | None:
-    """An Excel serial day number as "2024-03-05", "10:30:00" or "2024-03-05T10:30:00"; None when out of range."""
+    """An Excel serial day number as "2024-03-05", "10:30:00", "2024-03-05T10:30:00" or a duration "255:10:10";
+    None when out of range."""
     if not math.isfinite(serial) or serial < 0 or serial > 2_958_466:  # 9999-12-31
         return None
+    if kind == "duration":
+        seconds = round(serial * 86400)
+        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
     if kind == "time" and serial < 1:
         seconds = round(serial * 86400) % 86400
         return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
@@ -91,6 +96,14 @@ def serial_to_iso(serial: float, kind: str, date1904: bool) -> str | None:
     except OverflowError:
         return None
     return moment.date().isoformat() if kind == "date" else moment.isoformat()
+
+
+_ESCAPED = re.compile(r"_x([0-9A-Fa-f]{4})_")
+
+
+def unescape(text: str) -> str:
+    """Excel's _xHHHH_ escapes in strings ("_x000D_" is a carriage return, "_x005F_" a literal underscore)."""
+    return _ESCAPED.sub(lambda match: chr(int(match.group(1), 16)), text) if "_x" in text else text
 
 
 def number_text(raw: str) -> str:

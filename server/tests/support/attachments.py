@@ -49,7 +49,14 @@ def _pdf_string(text: str) -> bytes:
     return bytes(out + b")")
 
 
-def build_pdf(pages: Sequence[str], *, compress: bool = False, title: str | None = None, image_bytes: int = 0) -> bytes:
+def build_pdf(
+    pages: Sequence[str],
+    *,
+    compress: bool = False,
+    title: str | None = None,
+    image_bytes: int = 0,
+    inherit_resources: bool = False,
+) -> bytes:
     """A PDF with one page per string, each line of it set in Helvetica (WinAnsi: Latin-1 and typographic marks).
 
     Args:
@@ -57,6 +64,7 @@ def build_pdf(pages: Sequence[str], *, compress: bool = False, title: str | None
         compress: FlateDecode the page content streams (as most producers do).
         title: A document title for the Info dictionary.
         image_bytes: Size of an uncompressed grey image drawn on the first page (a scan's weight, no text).
+        inherit_resources: Put the font on the page tree root, which every page inherits (as many producers do).
     """
     objects: list[bytes] = []  # object n is objects[n - 1]
 
@@ -88,13 +96,13 @@ def build_pdf(pages: Sequence[str], *, compress: bool = False, title: str | None
         else:
             content = add(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
         xobject = b" /XObject << /Im1 %d 0 R >>" % image if drawn else b""
+        resources = b"" if inherit_resources else b"/Resources << /Font << /F1 %d 0 R >>%s >> " % (font, xobject)
         kids.append(
-            add(
-                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 %d 0 R >>%s >> "
-                b"/Contents %d 0 R >>" % (font, xobject, content)
-            )
+            add(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] %s/Contents %d 0 R >>" % (resources, content))
         )
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    shared = b" /Resources << /Font << /F1 %d 0 R >> >>" % font if inherit_resources else b""
+    kid_list = b" ".join(b"%d 0 R" % k for k in kids)
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d%s >>" % (kid_list, len(kids), shared)
     info = add(b"<< /Title %s /Producer (attachments.py) >>" % _pdf_string(title)) if title else None
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
@@ -319,3 +327,55 @@ def build_png(width: int = 4, height: int = 3, rgb: tuple[int, int, int] = (200,
         + _chunk(b"IDAT", zlib.compress(row * height))
         + _chunk(b"IEND", b"")
     )
+
+
+# -- hostile attachments -----------------------------------------------------------------------------------------
+
+_LAUGHS = (
+    '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol0 "lol">'
+    + "".join(f'<!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">' for n in range(1, 10))
+    + f']><w:document xmlns:w="{_W}"><w:body><w:p><w:r><w:t>&lol9;</w:t></w:r></w:p></w:body></w:document>'
+)
+
+
+def encrypted_pdf(text: str = "secret", password: str = "hunter2", algorithm: str = "AES-256") -> bytes:
+    """A PDF that needs `password` to open (pypdf, imported here, does the encryption)."""
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(BytesIO(build_pdf([text]))))
+    writer.encrypt(user_password=password, owner_password="owner-" + password, algorithm=algorithm)
+    buffer = BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def hostile_attachments(bomb_mb: int = 64) -> dict[str, tuple[bytes, str, str]]:
+    """Attachments that try to exhaust a reader: {case: (bytes, declared MIME type, file name)}.
+
+    A DOCX whose document inflates to `bomb_mb` MB from a few hundred KB, a DOCX with a billion-laughs DTD, an
+    encrypted PDF, a 10,000-page PDF, a 1,000-sheet XLSX, a zip listing 12,000 entries, truncated DOCX and PDF
+    files, and a PNG labelled as a PDF. About 1 s to build.
+    """
+    bomb = docx_parts([])
+    filler = "<w:p><w:r><w:t>" + "A" * (bomb_mb * 1024 * 1024) + "</w:t></w:r></w:p>"
+    bomb["word/document.xml"] = str(bomb["word/document.xml"]).replace("<w:sectPr/>", filler)
+    laughs = docx_parts([])
+    laughs["word/document.xml"] = _LAUGHS
+    octet = "application/octet-stream"
+    docx = build_docx(["A paragraph that the cut leaves behind."] * 50)
+    pdf = build_pdf([f"Page {n}" for n in range(1, 41)])
+    return {
+        "zip bomb docx": (zip_parts(bomb), octet, "bomb.docx"),
+        "billion laughs docx": (zip_parts(laughs), octet, "laughs.docx"),
+        "encrypted pdf": (encrypted_pdf(), "application/pdf", "locked.pdf"),
+        "10,000-page pdf": (build_pdf([f"page {n}" for n in range(1, 10_001)]), "application/pdf", "huge.pdf"),
+        "1,000-sheet xlsx": (build_xlsx({f"S{n}": [[n]] for n in range(1000)}), octet, "sheets.xlsx"),
+        "12,000-entry zip": (
+            zip_parts({f"f{n}.txt": b"" for n in range(12_000)}, compression=zipfile.ZIP_STORED),
+            "application/zip",
+            "many.zip",
+        ),
+        "truncated docx": (docx[: len(docx) // 2], octet, "cut.docx"),
+        "truncated pdf": (pdf[: len(pdf) * 2 // 3], "application/pdf", "cut.pdf"),
+        "png labelled pdf": (build_png(), "application/pdf", "photo.pdf"),
+    }
