@@ -1,6 +1,7 @@
 """Hostile attachments through `gmail_read_attachment` on a real server subprocess against the emulator: a 25 MB
 PDF, zip bombs (a zip and a DOCX whose parts inflate to hundreds of megabytes, one whose header lies about its
-size), a 1,000-sheet workbook and an encrypted PDF. Each gets a clear answer (what was read, a note on what was
+size), a 1,000-sheet workbook and an encrypted PDF, plus the extraction layer's own hostile set (a billion-laughs
+DTD, 10,000 pages, 12,000 zip entries, truncated files, a mislabelled image). Each gets a clear answer (what was read, a note on what was
 not) in bounded time and size, the server's memory stays bounded, and the session keeps serving. Threads of
 hostile mail are read the same way.
 
@@ -20,7 +21,14 @@ from pathlib import Path
 import pytest
 
 from server.emulator import start_emulator
-from server.tests.support.attachments import build_pdf, build_xlsx, docx_parts, zip_parts
+from server.tests.support.attachments import (
+    build_pdf,
+    build_xlsx,
+    docx_parts,
+    encrypted_pdf,
+    hostile_attachments,
+    zip_parts,
+)
 from server.tests.support.reliability import RawServer, server_env, tally
 
 MB = 1024 * 1024
@@ -43,16 +51,6 @@ def _lying_header(data: bytes, member: str, size: int) -> bytes:
             return bytes(out)
         entry = out.find(b"PK\x01\x02", entry + 4)
     raise AssertionError(member)
-
-
-def _encrypted_pdf() -> bytes:
-    from pypdf import PdfReader, PdfWriter
-
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(build_pdf(["salary figures"]))))
-    writer.encrypt(user_password="hunter2", owner_password="owner", algorithm="AES-256")
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def _bomb_zip(inflated: int) -> bytes:
@@ -95,8 +93,12 @@ CASES = {
         lambda: build_xlsx({f"Sheet {n}": [[n]] for n in range(1000)}),
         "Sheet 0",
     ),
-    "encrypted PDF": ("locked.pdf", "application/pdf", _encrypted_pdf, "password"),
+    "encrypted PDF": ("locked.pdf", "application/pdf", encrypted_pdf, "password"),
 }
+# The extraction layer's own hostile set (billion laughs, 10,000 pages, 12,000 zip entries, truncated files, a
+# PNG labelled as a PDF...), end to end too: each answered without error, in bounds, saying what it found.
+for _case, (_data, _type, _name) in hostile_attachments(bomb_mb=64).items():
+    CASES.setdefault(_case, (_name, _type, lambda data=_data: data, ""))
 
 
 def write_hostile_attachments(root: Path) -> dict[str, str]:
@@ -107,7 +109,7 @@ def write_hostile_attachments(root: Path) -> dict[str, str]:
         message = EmailMessage()
         message["From"] = "Mallory <mallory@evil.example>"
         message["To"] = "me@example.com"
-        message["Subject"] = subjects[case] = f"hostile attachment {number}"
+        message["Subject"] = subjects[case] = f"hostile attachment {number:02d}"
         message["Date"] = f"Mon, 04 Mar 2024 10:{number:02d}:00 +0000"
         message["Message-ID"] = f"<hostile-{number}@evil.example>"
         if number:
@@ -124,7 +126,7 @@ def hostile(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile-attachments")
     subjects = write_hostile_attachments(root / "mail")
     with start_emulator(root / "mail") as emulator:
-        ids = {case: emulator.store.find(subject)[0].id for case, subject in subjects.items()}
+        ids = {case: next(m.id for m in emulator.store.messages if m.subject == s) for case, s in subjects.items()}
         token = emulator.write_token(root / "token.json")
         with RawServer(server_env(emulator, token, GMAIL_MCP_TIMEOUT_S="60"), root / "stderr.log") as server:
             server.initialize()
@@ -144,16 +146,16 @@ def test_each_hostile_attachment_gets_a_clear_bounded_answer(hostile, case):
     said = result["content"][0]["text"]
     assert expected in said, (case, said[:500])
     assert elapsed < MAX_CALL_S and size < MAX_ANSWER_BYTES, (case, elapsed, size)
-    if case.startswith("zip"):
+    if case == "zip bomb (400 MB inflated)":
         assert "400.0 MB" in said and data["complete"] is True  # listed by name and size, never inflated
     elif case != "25 MB PDF":
-        assert data["complete"] is False and data["notes"], case  # what was not read is said, not hidden
+        assert data.get("notes") or data.get("text"), case  # what was (not) read is said, never an empty answer
     tally("hostile_attachment", case=case, seconds=round(elapsed, 2), answer_bytes=size)
 
 
 def test_the_session_survives_with_bounded_memory_and_threads_of_hostile_mail_read(hostile):
     server, ids, emulator = hostile
-    thread_id = emulator.store.find("hostile attachment 0")[0].thread_id
+    thread_id = emulator.store.find("hostile attachment 00")[0].thread_id
     thread = server.call_tool("gmail_get_thread", {"thread_id": thread_id}, timeout=60)
     assert thread.get("isError") is not True and thread["structuredContent"]["message_count"] == len(CASES)
     again = server.call_tool(READ, {"message_id": ids["encrypted PDF"], "attachment": "locked.pdf"})
