@@ -1,9 +1,9 @@
 """Hostile attachments through `gmail_read_attachment` on a real server subprocess against the emulator: a 25 MB
 PDF, zip bombs (a zip and a DOCX whose parts inflate to hundreds of megabytes, one whose header lies about its
 size), a 1,000-sheet workbook and an encrypted PDF, plus the extraction layer's own hostile set (a billion-laughs
-DTD, 10,000 pages, 12,000 zip entries, truncated files, a mislabelled image). Each gets a clear answer (what was read, a note on what was
-not) in bounded time and size, the server's memory stays bounded, and the session keeps serving. Threads of
-hostile mail are read the same way.
+DTD, 10,000 pages, 12,000 zip entries, truncated files, a mislabelled image). Each gets a clear answer (what was
+read, a note on what was not) in bounded time and size, the server's memory stays bounded, and the session keeps
+serving. Threads of hostile mail are read the same way.
 
 The files are built in a temporary directory by this module (nothing large is checked in).
 """
