@@ -925,7 +925,7 @@ def test_strip_quoted_reply(attribution: str) -> None:
 
 def test_strip_quoted_reply_keeps_interleaved_answers_and_forwards() -> None:
     inline = "On Mon, Carol wrote:\n> Question one?\nAnswer one.\n> Question two?\nAnswer two.\n"
-    assert strip_quoted_reply(inline) == "On Mon, Carol wrote:\nAnswer one.\nAnswer two."
+    assert strip_quoted_reply(inline) == "Answer one.\nAnswer two."
     forward = (
         "FYI\n\n---------- Forwarded message ----------\nFrom: Carol <c@example.com>\n"
         "Date: Mon, 4 Mar 2024\nSubject: Plan\nTo: Ann\n\nbody"
