@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from server.content.message import strip_quoted_reply
-from server.content.text.repeats import MAX_LINES, drop_repeated_tail, own_words, remember
+from server.content.text.repeats import MAX_LINES, drop_dangling_lead_in, drop_repeated_tail, own_words, remember
 
 FIRST = (
     "Proposal for the offsite: Thursday and Friday at Casa do Largo, ten minutes from the hotel.\n"
@@ -79,3 +79,11 @@ def test_bounded_work_on_hostile_input():
     huge = "x y z w\n" * (MAX_LINES + 1)
     assert drop_repeated_tail(huge, seen_from(huge)) == huge  # too many lines: left to the marker stripper
     assert drop_repeated_tail("anything at all here", set()) == "anything at all here"
+
+
+def test_a_lead_in_left_hanging_over_removed_quote_lines_goes_but_a_closing_colon_stays():
+    original = "Fine by me.\n\nQuoth the raven, at dawn:\n> Nevermore, nevermore.\n> Again."
+    assert drop_dangling_lead_in(original, "Fine by me.\n\nQuoth the raven, at dawn:") == "Fine by me."
+    own = "Here are the numbers:"
+    assert drop_dangling_lead_in(own + "\n", own) == own  # nothing quoted follows: the author's own words
+    assert drop_dangling_lead_in("Only:\n> quoted", "Only:") == "Only:"  # never leaves a message empty

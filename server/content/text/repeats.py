@@ -98,6 +98,24 @@ def _with_lead_in(lines: list[str], cut: int) -> int:
     return cut
 
 
+def drop_dangling_lead_in(original: str, stripped: str) -> str:
+    """`stripped` without a last line that introduces the quoted lines the stripper removed after it.
+
+    A marker-based stripper drops trailing `>` lines even under an attribution it does not recognise (an unusual
+    wording or language); the attribution is then left hanging at the end. A line ending in a colon that the
+    original follows with `>` lines is such a lead-in, whatever its words.
+    """
+    if not stripped or not original.startswith(stripped):
+        return stripped
+    rest = original[len(stripped) :].lstrip("\r\n \t")
+    if not rest.startswith(">"):
+        return stripped
+    head, _, last = stripped.rpartition("\n")
+    if not _LEAD_IN.match(last) or not head.strip():
+        return stripped
+    return head.rstrip()
+
+
 def own_words(texts: Sequence[str], strip: Callable[[str], str]) -> list[str]:
     """Each message's own words, in thread order: marker-based stripping, then the repeated tail removed.
 
@@ -111,7 +129,7 @@ def own_words(texts: Sequence[str], strip: Callable[[str], str]) -> list[str]:
     seen: set[tuple[str, ...]] = set()
     result: list[str] = []
     for text in texts:
-        stripped = drop_repeated_tail(strip(text), seen)
+        stripped = drop_repeated_tail(drop_dangling_lead_in(text, strip(text)), seen)
         remember(stripped, seen)
         result.append(stripped)
     return result
