@@ -146,6 +146,11 @@ def test_hostile_messages_are_answered_in_bounded_time_size_and_memory(hostile):
             worst_s, worst_bytes = max(worst_s, elapsed), max(worst_bytes, size)
         tally("hostile_message", case=case, seconds=round(worst_s, 2), answer_bytes=int(worst_bytes))
 
+    for case, message_id in ids.items():  # each is its own conversation: the thread tool reads it in bounds too
+        result, elapsed, size = timed_call(server, "gmail_get_thread", {"thread_id": message_id})
+        assert result.get("isError") is not True, (case, result["content"][0]["text"][:300])
+        assert elapsed < MAX_CALL_S and size < MAX_ANSWER_BYTES, (case, "thread", elapsed, size)
+
     found, elapsed, size = timed_call(server, SEARCH, {"query": "in:anywhere", "max_results": 10})
     assert found.get("isError") is not True and found["structuredContent"]["result_count"] == len(ids)
     assert elapsed < MAX_CALL_S and size < MAX_ANSWER_BYTES  # the 1 MB subject is cut in the list too

@@ -6,7 +6,16 @@ from __future__ import annotations
 import textwrap
 
 from server.content.message import strip_quoted_reply
-from server.content.text.repeats import MAX_LINES, drop_dangling_lead_in, drop_repeated_tail, own_words, remember
+from server.content.text.repeats import (
+    MAX_LINES,
+    MAX_REMEMBERED,
+    MAX_TEXT_CHARS,
+    MAX_TOKENS,
+    drop_dangling_lead_in,
+    drop_repeated_tail,
+    own_words,
+    remember,
+)
 
 FIRST = (
     "Proposal for the offsite: Thursday and Friday at Casa do Largo, ten minutes from the hotel.\n"
@@ -15,8 +24,8 @@ FIRST = (
 )
 
 
-def seen_from(*texts: str) -> set[tuple[str, ...]]:
-    seen: set[tuple[str, ...]] = set()
+def seen_from(*texts: str) -> set[int]:
+    seen: set[int] = set()
     for text in texts:
         remember(text, seen)
     return seen
@@ -87,3 +96,13 @@ def test_a_lead_in_left_hanging_over_removed_quote_lines_goes_but_a_closing_colo
     own = "Here are the numbers:"
     assert drop_dangling_lead_in(own + "\n", own) == own  # nothing quoted follows: the author's own words
     assert drop_dangling_lead_in("Only:\n> quoted", "Only:") == "Only:"  # never leaves a message empty
+
+
+def test_memory_stays_bounded_over_a_thread_of_huge_bodies():
+    body = "\n".join(f"line {n} with a few distinct words number {n} here" for n in range(4_000))
+    seen: set[int] = set()
+    for _ in range(40):
+        remember(body, seen)
+    assert len(seen) <= MAX_REMEMBERED + MAX_TOKENS
+    huge = "words " * (MAX_TEXT_CHARS // 6 + 10)
+    assert drop_repeated_tail(huge, seen_from(huge)) == huge  # past the bound: the marker stripper alone

@@ -19,8 +19,12 @@ from collections.abc import Callable, Sequence
 GRAM = 4
 LINE_SHARE = 0.75  # share of a line's word runs seen earlier for the line to count as repeated
 MIN_LONE_TOKENS = 8  # a tail of one repeated line is cut only when the line is at least this long
-MAX_LINES = 5_000  # lines looked at per message, and tokens remembered: a hostile 1 MB body stays bounded
-MAX_TOKENS = 200_000
+# Bounds, so hostile bodies cost bounded time and memory: longer texts are left to the marker stripper alone, and
+# the word runs of a whole thread are remembered as hashes, up to MAX_REMEMBERED.
+MAX_LINES = 5_000
+MAX_TEXT_CHARS = 300_000
+MAX_TOKENS = 50_000  # per message
+MAX_REMEMBERED = 400_000
 _QUOTE_MARKS = re.compile(r"^[\s>|]+")
 _CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, Han, hangul: one character, one word
 _TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
@@ -33,21 +37,23 @@ def tokens(text: str) -> list[str]:
     return [match.casefold() for match in _TOKEN.findall(_QUOTE_MARKS.sub("", text))]
 
 
-def _grams(words: list[str]) -> list[tuple[str, ...]]:
-    return [tuple(words[i : i + GRAM]) for i in range(len(words) - GRAM + 1)]
+def _grams(words: list[str]) -> list[int]:
+    return [hash(tuple(words[i : i + GRAM])) for i in range(len(words) - GRAM + 1)]
 
 
-def remember(text: str, seen: set[tuple[str, ...]]) -> None:
-    """Adds the word runs of `text` (across line breaks) to `seen`."""
+def remember(text: str, seen: set[int]) -> None:
+    """Adds the word runs of `text` (across line breaks) to `seen`, while it holds fewer than MAX_REMEMBERED."""
+    if len(seen) >= MAX_REMEMBERED:
+        return
     words: list[str] = []
-    for line in text.split("\n")[:MAX_LINES]:
+    for line in text[:MAX_TEXT_CHARS].split("\n")[:MAX_LINES]:
         words.extend(tokens(line))
         if len(words) >= MAX_TOKENS:
             break
     seen.update(_grams(words[:MAX_TOKENS]))
 
 
-def _line_state(line: str, seen: set[tuple[str, ...]]) -> tuple[int, bool] | None:
+def _line_state(line: str, seen: set[int]) -> tuple[int, bool] | None:
     """(tokens, repeated) for a line with enough words to judge; None for short lines (neutral)."""
     words = tokens(line)
     grams = _grams(words)
@@ -57,10 +63,12 @@ def _line_state(line: str, seen: set[tuple[str, ...]]) -> tuple[int, bool] | Non
     return len(words), hits >= LINE_SHARE * len(grams)
 
 
-def drop_repeated_tail(text: str, seen: set[tuple[str, ...]]) -> str:
+def drop_repeated_tail(text: str, seen: set[int]) -> str:
     """`text` without its trailing block of lines whose words `seen` already holds (and the lead-in above it)."""
+    if len(text) > MAX_TEXT_CHARS or not seen:
+        return text
     lines = text.split("\n")
-    if len(lines) > MAX_LINES or not seen:
+    if len(lines) > MAX_LINES:
         return text
     states = [_line_state(line, seen) for line in lines]
     judged = [index for index, state in enumerate(states) if state is not None]
@@ -126,7 +134,7 @@ def own_words(texts: Sequence[str], strip: Callable[[str], str]) -> list[str]:
     Returns:
         Each text without its quoted history, in order.
     """
-    seen: set[tuple[str, ...]] = set()
+    seen: set[int] = set()
     result: list[str] = []
     for text in texts:
         stripped = drop_repeated_tail(drop_dangling_lead_in(text, strip(text)), seen)
