@@ -5,8 +5,9 @@
 Starts the Gmail emulator (`--latency-ms RTT`, demo mailbox) and `python -m server.main` as subprocesses, drives
 the server with the MCP Python client, and reads requests and round trips from the emulator's request log.
 
-- Thread: `gmail_get_thread` on the demo's threads against the naive way, one `messages.get(full)` per message
-  (what servers without a thread tool make the model do), whose bodies repeat every quoted reply.
+- Thread: `gmail_get_thread` on the demo's threads, and on a generated 100-message thread whose replies quote the
+  whole history (as most mail programs do), against the naive way, one `messages.get(full)` per message (what
+  servers without a thread tool make the model do), whose bodies repeat every quoted reply.
 - Attachment: `gmail_read_attachment` on the demo's XLSX, DOCX and PDF against the naive answer, the file's
   base64 (what servers that "return the attachment" hand the model).
 - tools/list: the answer listing every read tool, which each conversation pays for.
@@ -35,6 +36,9 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `server` impo
 from bench.harness import EmulatorProcess, emulator_process, round_trips
 from bench.measure import _client
 from bench.naive import naive_service
+from server.tests.support.reading import write_long_thread
+
+LONG_THREAD = 100
 
 THREAD_QUERIES = ("subject:Lisbon offsite", "subject:Project Phoenix kickoff", '"Test meeting on Thursday"')
 ATTACHMENTS = ("offsite-budget.xlsx", "offsite-agenda-v2.docx", "Casa-do-Largo-quote-2026-118.pdf")
@@ -169,6 +173,18 @@ async def run(args: argparse.Namespace) -> int:
                             naive_attachment(service, emulator, message_id, filename, args.runs),
                         )
                     )
+        mailbox = write_long_thread(scratch / "long", LONG_THREAD, body_lines=8, quote_history=True)
+        with emulator_process(args.rtt_ms, scratch, mailbox) as emulator, open(scratch / "long.log", "w") as errlog:
+            service = naive_service(emulator.url, emulator.token_uri, emulator.token_path)
+            async with _client(emulator, args.mode, errlog) as client:
+                thread_id = service.users().messages().list(userId="me").execute()["messages"][0]["threadId"]
+                arguments = {"thread_id": thread_id}
+                await client.call_tool("gmail_get_thread", arguments)
+                ours = await measure_tool(
+                    client, emulator, "gmail_get_thread", "gmail_get_thread", arguments, args.runs
+                )
+                naive = naive_thread(service, emulator, thread_id, max(args.runs // 3, 1))
+                lines.append((f"thread: {LONG_THREAD} messages, whole history quoted", ours, naive))
     return report(lines, tools_bytes, args, time.perf_counter() - started)
 
 

@@ -152,8 +152,9 @@ def write_attachment_mailbox(root: Path) -> Path:
     return root
 
 
-def write_long_thread(root: Path, count: int, *, body_lines: int = 30) -> Path:
-    """A conversation of `count` messages between the owner and two people, each quoting its parent's words."""
+def write_long_thread(root: Path, count: int, *, body_lines: int = 30, quote_history: bool = False) -> Path:
+    """A conversation of `count` messages between the owner and two people, each quoting its parent's words (or,
+    with `quote_history`, its parent's whole text, every earlier quote included, as most mail programs do)."""
     root.mkdir(parents=True, exist_ok=True)
     people = ["Ann <ann@example.com>", f"Me <{OWNER}>", "Bob <bob@example.com>"]
     parent_words = ""
@@ -179,5 +180,5 @@ def write_long_thread(root: Path, count: int, *, body_lines: int = 30) -> Path:
         message.set_content(text + "\n")
         (root / f"long-{number:03d}.eml").write_bytes(bytes(message))
         references.append(f"<long-{number}@example.com>")
-        parent_words = own
+        parent_words = text.rstrip("\n") if quote_history else own
     return root
