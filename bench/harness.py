@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from server.tests.support.emulator import emulator_env
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MAILBOX = ROOT / "server" / "demo" / "mailbox.mbox"
 
@@ -108,9 +110,7 @@ def server_env(emulator: EmulatorProcess) -> dict[str, str]:
         "GMAIL_MCP_QUOTA_UNITS_PER_S": "0",
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "GMAIL_API_ENDPOINT": emulator.url,
-        "GMAIL_TOKEN_URI": emulator.token_uri,
-        "GMAIL_TOKEN_PATH": str(emulator.token_path),
+        **emulator_env(emulator, emulator.token_path),
         "GMAIL_MCP_LOG_LEVEL": "INFO",
     }
 

@@ -1,6 +1,6 @@
 """Message parsing speed on the large and deep cases of the content-fidelity corpus (pure parsing, no I/O).
 
-    .venv/bin/python bench/parse_bench.py [--repeat 5] [--no-stdlib]
+    .venv/bin/python -m bench.parse_bench [--repeat 5] [--no-stdlib]
 
 Each case is a Gmail messages.get resource built in memory (as the emulator would serve it) and parsed with
 `parse_message` / `parse_raw_message`; the best of `--repeat` runs is reported as ms and MB/s of message bytes.
@@ -16,10 +16,9 @@ import sys
 import time
 from collections.abc import Callable
 from html.parser import HTMLParser
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make `server` importable from the repo root
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __package__ in (None, ""):  # a path run cannot import `bench`: say how to run it instead
+    sys.exit("Run it from the checkout as a module: python -m bench.parse_bench")
 
 from server.content.message import parse_message, parse_raw_message
 from server.content.text.html_text import html_to_text

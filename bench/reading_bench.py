@@ -1,6 +1,6 @@
 """Reading conversations and attachments: requests, round trips, wall time and bytes, next to the naive way.
 
-    .venv/bin/python bench/reading_bench.py [--rtt-ms 50] [--runs 10] [--mode legacy|auto]
+    .venv/bin/python -m bench.reading_bench [--rtt-ms 50] [--runs 10] [--mode legacy|auto]
 
 Starts the Gmail emulator (`--latency-ms RTT`, demo mailbox) and `python -m server.main` as subprocesses, drives
 the server with the MCP Python client, and reads requests and round trips from the emulator's request log.

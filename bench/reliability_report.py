@@ -1,7 +1,7 @@
 """Runs the reliability suites (server/tests/test_reliability_*.py) and prints what they proved, in figures.
 
-    .venv/bin/python bench/reliability_report.py            # all suites, ~1 minute on 2 cores
-    .venv/bin/python bench/reliability_report.py -k fuzz    # extra arguments go to pytest
+    .venv/bin/python -m bench.reliability_report            # all suites, ~1 minute on 2 cores
+    .venv/bin/python -m bench.reliability_report -k fuzz    # extra arguments go to pytest
 
 The suites record their figures (fault cases passed, fuzz cases run, hostile messages, leak scans, ...) as JSON
 lines in the file named by GMAIL_MCP_RELIABILITY_TALLY; this script points that at a temporary file, runs
@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __package__ in (None, ""):  # a path run cannot import `bench`: say how to run it instead
+    sys.exit("Run it from the checkout as a module: python -m bench.reliability_report")
 
-from server.tests.support.reliability import TALLY_ENV  # noqa: E402 - after the path set-up above
+from server.tests.support.reliability import TALLY_ENV  # noqa: E402 - after the guard above
 
 
 def run_suites(pytest_args: list[str], tally_path: Path) -> tuple[int, float]:

@@ -1,6 +1,6 @@
 """Search and read at the physical limit: requests, round trips and wall time of the real server over stdio.
 
-    .venv/bin/python bench/search_bench.py [--rtt-ms 100] [--runs 20] [--mode legacy|auto]
+    .venv/bin/python -m bench.search_bench [--rtt-ms 100] [--runs 20] [--mode legacy|auto]
 
 Starts the Gmail emulator (`--latency-ms RTT`, demo mailbox) and `python -m server.main` as subprocesses, drives
 the server with the MCP Python client, and reads requests and round trips from the emulator's request log.
@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make `bench` and `server` importable from the repo root
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __package__ in (None, ""):  # a path run cannot import `bench`: say how to run it instead
+    sys.exit("Run it from the checkout as a module: python -m bench.search_bench")
 
 from bench.harness import emulator_process
 from bench.measure import (
@@ -46,7 +46,7 @@ def scenarios() -> list[Scenario]:
     ]
 
 
-async def run(args: argparse.Namespace) -> None:
+async def run(args: argparse.Namespace) -> bool:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gmail-bench-") as scratch_dir:
         scratch = Path(scratch_dir)
@@ -55,7 +55,7 @@ async def run(args: argparse.Namespace) -> None:
             naive = measure_naive(slow, QUERY, K, runs=args.runs)
             overhead = await measure_overhead(fast, scenarios(), runs=max(args.runs, 50), mode=args.mode, log=scratch)
             cold, tools_list_bytes = cold_start(fast, runs=args.cold_runs)
-    print_report(
+    return print_report(
         rtt_ms=args.rtt_ms,
         runs=args.runs,
         mode=args.mode,
@@ -71,7 +71,7 @@ async def run(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench/search_bench.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.search_bench", description=__doc__.splitlines()[0])
     parser.add_argument("--rtt-ms", type=float, default=100, help="emulated network round trip (default 100)")
     parser.add_argument("--runs", type=int, default=20, help="timed calls per scenario (default 20, min 20)")
     parser.add_argument("--cold-runs", type=int, default=5, help="server starts for the cold-start median")
@@ -79,8 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.runs < 20:
         parser.error("--runs must be at least 20 (p95 needs them)")
-    asyncio.run(run(args))
-    return 0
+    return 0 if asyncio.run(run(args)) else 1
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,23 +28,50 @@ from server.runtime.config import PROJECT_ROOT
 RULE = "─" * 78
 
 
+class ServerFailed(Exception):
+    """The server subprocess ended before or while answering; the message is its own account of why."""
+
+
 @asynccontextmanager
 async def connect(demo: bool, verbose: bool) -> AsyncIterator[Any]:
-    """An MCP client session with a freshly started server subprocess."""
+    """An MCP client session with a freshly started server subprocess.
+
+    The server's stderr goes to a scratch file (or the terminal with --verbose): when it cannot start, the
+    client would only see "Connection closed" inside an exception group; the server's own error lines say why.
+    """
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "server.main", *(["--demo"] if demo else [])],
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
         cwd=str(PROJECT_ROOT),
     )
-    with open(os.devnull, "w") as devnull:
-        errlog: TextIO = sys.stderr if verbose else devnull
-        async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
-            yield client
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as captured:
+        errlog: TextIO = sys.stderr if verbose else captured
+        try:
+            async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
+                yield client
+        except Exception as exc:
+            captured.seek(0)
+            raise ServerFailed(server_error_lines(captured.read()) or f"the server stopped ({exc!r:.200})") from None
+
+
+def server_error_lines(stderr_text: str) -> str:
+    """The server's ERROR log lines (JSON) as plain text: `invalid setting: GMAIL_MCP_ENRICH_TOP_K must be ...`."""
+    lines = []
+    for line in stderr_text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            if line.strip() and not lines:  # a traceback or a message before logging started
+                lines.append(line.strip())
+            continue
+        if isinstance(record, dict) and record.get("level") in ("ERROR", "CRITICAL"):
+            detail = record.get("detail") or record.get("error") or ""
+            lines.append(f"{record.get('event', 'error')}: {detail}".rstrip(": "))
+    return "\n".join(lines[-5:])
 
 
 def describe_block(block: Any) -> str:
@@ -58,9 +86,10 @@ def describe_block(block: Any) -> str:
 
 
 def show(result: Any, as_json: bool, out: TextIO) -> bool:
-    """Prints a tool result; returns False when it was an error."""
+    """Prints a tool result; returns False when it was an error. `--json` prints the whole result (isError, the
+    error's category and hint in `_meta`, the structured content and the text)."""
     if as_json:
-        payload = result.structured_content or {"content": [describe_block(block) for block in result.content]}
+        payload = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
         text = [describe_block(block) for block in result.content if block.type != "resource_link"]
@@ -266,7 +295,15 @@ def main(argv: list[str] | None = None) -> int:
         return anyio.run(args.run, args)
     except KeyboardInterrupt:
         return 130
+    except ServerFailed as failure:
+        print(f"The Gmail MCP server could not start or stopped:\n{failure}", file=sys.stderr)
+        return 1
+
+
+def console_main() -> None:
+    """The `gmail-mcp-cli` command."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

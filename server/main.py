@@ -20,7 +20,7 @@ from contextlib import ExitStack, suppress
 from typing import Any, NoReturn
 
 from server import __version__
-from server.runtime.config import Settings, load_settings
+from server.runtime.config import Settings, load_settings, parse_names
 from server.runtime.observability import Metrics, get_logger, setup_logging
 
 log = get_logger("main")
@@ -50,10 +50,17 @@ def serve(settings: Settings) -> int:
     from server.protocol.dispatch import build_server
     from server.protocol.stdio_guard import answer_malformed_lines
     from server.runtime.accounts import AccountRegistry
+    from server.runtime.toolset_choice import missing_scope_messages
+    from server.toolsets import ALL_TOOLSETS
+    from server.toolsets.common import DisplayZone
 
+    DisplayZone.configure(settings.display_zone)
     metrics = Metrics()
-    server = build_server(AccountRegistry.single(settings, metrics=metrics))
+    accounts = AccountRegistry.single(settings, metrics=metrics)
+    server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools)
     report_token_state(settings)
+    for message in missing_scope_messages(settings.write_tools, ALL_TOOLSETS, accounts.granted_scopes(None)):
+        log.warning(message)
 
     async def run() -> None:
         async with anyio.create_task_group() as tasks:
@@ -116,17 +123,32 @@ def _stop_on_sigterm() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m server.main", description="Gmail MCP server (stdio).")
     parser.add_argument("--demo", action="store_true", help="serve the bundled demo mailbox (no Google account)")
-    parser.add_argument("--check", action="store_true", help="diagnose the set-up and exit")
+    parser.add_argument("--check", action="store_true", help="diagnose the set-up (a checklist on stdout) and exit")
+    parser.add_argument("--verbose", action="store_true", help="with --check: also show the log lines (stderr)")
+    parser.add_argument(
+        "--enable",
+        action="append",
+        default=[],
+        metavar="GROUP",
+        help="turn on a group of write tools (as GMAIL_MCP_WRITE_TOOLS does); the token must hold its scope too",
+    )
     parser.add_argument("--version", action="version", version=f"gmail-mcp {__version__}")
     args = parser.parse_args(argv)
 
     try:
         settings = load_settings()
+        settings = settings.with_overrides(write_tools=settings.write_tools | parse_names(",".join(args.enable)))
+        if settings.write_tools:
+            from server.runtime.toolset_choice import validate_enabled
+            from server.toolsets import ALL_TOOLSETS
+
+            validate_enabled(settings.write_tools, ALL_TOOLSETS)
     except ValueError as exc:
         setup_logging("INFO")
         log.error("invalid setting", extra={"detail": str(exc)})
         return 2
-    setup_logging(settings.log_level)
+    # --check prints a checklist for a person: its log lines would only interleave with it, unless asked for.
+    setup_logging(settings.log_level if args.verbose or not args.check else "QUIET")
     _stop_on_sigterm()
     with ExitStack() as stack:
         if args.demo:
@@ -151,5 +173,10 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-if __name__ == "__main__":
+def console_main() -> None:
+    """The `gmail-mcp` command: the same flags as `python -m server.main`."""
     exit_now(main())
+
+
+if __name__ == "__main__":
+    console_main()

@@ -137,10 +137,15 @@ def start_emulator(
     rebase_dates: bool = False,
     token_ttl_s: float = 3600,
     email: str | None = None,
+    page_token_key: bytes | None = None,
 ) -> Emulator:
-    """Loads the mailbox and serves it on 127.0.0.1 from a background thread; returns once it accepts."""
+    """Loads the mailbox and serves it on 127.0.0.1 from a background thread; returns once it accepts.
+
+    Page tokens are signed with a fresh random key unless `page_token_key` is given: demo mode derives one from the
+    mailbox, so a page token printed by one run is still good in the next (real Gmail tokens are opaque too).
+    """
     store = load_mailbox(mailbox_path, rebase_dates=rebase_dates, email_address=email)
-    api = GmailApi(store, PayloadBuilder(body_charset), MessageIndex(store))
+    api = GmailApi(store, PayloadBuilder(body_charset), MessageIndex(store, key=page_token_key))
     app = EmulatorApp(api, TokenAuthority(ttl_s=token_ttl_s), latency_ms=latency_ms)
     server = EmulatorHTTPServer((HOST, port), app)
     return Emulator(server, app)._start()

@@ -1,16 +1,21 @@
-"""Settings from the environment and an optional `.env` file in the project root.
+"""Settings from the environment and an optional `.env` file in the server's home folder.
 
 Desktop clients (Claude Desktop, Cursor) may start the server with any working directory, often `/`, so every
-relative path resolves against the project root, never against the current directory.
+relative path resolves against the home folder, never against the current directory. The home folder is
+`GMAIL_MCP_HOME` when set; else the checkout the code runs from (a clone set up with `setup_env`); else, for an
+installed package (`pipx`, `uvx`, `pip install`), the user's configuration folder (`~/.config/gmail-mcp`,
+`~/Library/Application Support/gmail-mcp`, `%APPDATA%\\gmail-mcp`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, replace
+from datetime import timezone, tzinfo
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package
 GMAIL_READONLY_SCOPE = "https://www.googleapis.com/auth/gmail.readonly"
 GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
 
@@ -32,6 +37,8 @@ class Settings:
     enrich_top_k: int
     request_timeout_s: float
     backoff_scale: float  # multiplies every retry wait; 1.0 in production, tiny in fault suites
+    display_zone: tzinfo | None = None  # dates in tool text (GMAIL_MCP_TIMEZONE); None: the computer's zone
+    write_tools: frozenset[str] = frozenset()  # opt-in toolsets the person enabled (GMAIL_MCP_WRITE_TOOLS, --enable)
     quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
     download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: attachments may be saved here; None: never saved
     thread_max_chars: int = DEFAULT_THREAD_MAX_CHARS  # GMAIL_MCP_THREAD_MAX_CHARS: one thread answer's text
@@ -45,9 +52,64 @@ class Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
-def _resolve(path_text: str) -> Path:
+def is_checkout(folder: Path = PROJECT_ROOT) -> bool:
+    """True when the code runs from a source tree (a clone), not from an installed package in site-packages."""
+    return (folder / "pyproject.toml").is_file() and (folder / "server" / "main.py").is_file()
+
+
+def user_config_dir(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    if sys.platform == "win32":
+        return Path(env.get("APPDATA") or Path.home() / "AppData" / "Roaming") / "gmail-mcp"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "gmail-mcp"
+    return Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "gmail-mcp"
+
+
+def home_dir(env: dict[str, str] | None = None) -> Path:
+    """Where credentials.json, .token.json and .env live unless configured otherwise (see the module docstring)."""
+    env = dict(os.environ) if env is None else env
+    configured = (env.get("GMAIL_MCP_HOME") or "").strip()
+    if configured:
+        return Path(configured).expanduser().resolve()
+    return PROJECT_ROOT if is_checkout() else user_config_dir(env)
+
+
+def _resolve(path_text: str, home: Path) -> Path:
     path = Path(path_text).expanduser()
-    return path if path.is_absolute() else PROJECT_ROOT / path
+    return path if path.is_absolute() else home / path
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def zone_named(name: str | None) -> tzinfo | None:
+    """An IANA zone (`Europe/Paris`), UTC, or None for `local`/empty (the computer's zone)."""
+    if not name or name.strip().lower() == "local":
+        return None
+    if name.strip().upper() in ("UTC", "Z"):
+        return timezone.utc
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            "GMAIL_MCP_TIMEZONE must be an IANA time zone such as Europe/Paris or America/New_York, UTC, or local; "
+            f"got {name!r}"
+        ) from None
+
+
+def _log_level(env: dict[str, str]) -> str:
+    raw = (env.get("GMAIL_MCP_LOG_LEVEL") or "INFO").strip()
+    if raw.upper() not in LOG_LEVELS:
+        raise ValueError(f"GMAIL_MCP_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
+    return raw.upper()
+
+
+def parse_names(text: str) -> frozenset[str]:
+    """`"drafts, labels"` or `"drafts labels"` -> {"drafts", "labels"}."""
+    return frozenset(name.strip().lower() for name in text.replace(",", " ").split() if name.strip())
 
 
 def _number(env: dict[str, str], name: str, default: float, *, minimum: float) -> float:
@@ -69,17 +131,20 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         if dotenv:
             from dotenv import load_dotenv
 
-            load_dotenv(PROJECT_ROOT / ".env", override=False)
+            load_dotenv(home_dir() / ".env", override=False)
         env = dict(os.environ)
+    home = home_dir(env)
     return Settings(
-        credentials_path=_resolve(env.get("GMAIL_CREDENTIALS_PATH") or "credentials.json"),
-        token_path=_resolve(env.get("GMAIL_TOKEN_PATH") or ".token.json"),
+        credentials_path=_resolve(env.get("GMAIL_CREDENTIALS_PATH") or "credentials.json", home),
+        token_path=_resolve(env.get("GMAIL_TOKEN_PATH") or ".token.json", home),
         api_endpoint=(env.get("GMAIL_API_ENDPOINT") or "").strip() or None,
         token_uri=(env.get("GMAIL_TOKEN_URI") or "").strip() or None,
-        log_level=(env.get("GMAIL_MCP_LOG_LEVEL") or "INFO").strip().upper(),
+        log_level=_log_level(env),
         enrich_top_k=int(_number(env, "GMAIL_MCP_ENRICH_TOP_K", DEFAULT_ENRICH_TOP_K, minimum=0)),
         request_timeout_s=_number(env, "GMAIL_MCP_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.1),
         backoff_scale=_number(env, "GMAIL_MCP_BACKOFF_SCALE", 1.0, minimum=0.0),
+        write_tools=parse_names(env.get("GMAIL_MCP_WRITE_TOOLS", "")),
+        display_zone=zone_named(env.get("GMAIL_MCP_TIMEZONE")),
         quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
         thread_max_chars=int(_number(env, "GMAIL_MCP_THREAD_MAX_CHARS", DEFAULT_THREAD_MAX_CHARS, minimum=2_000)),
         download_dir=_resolve(env["GMAIL_MCP_DOWNLOAD_DIR"])

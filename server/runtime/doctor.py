@@ -1,11 +1,11 @@
 """`python -m server.main --check`: diagnose a set-up step by step, say what is wrong and how to fix it.
 
-The report goes to stderr like every other line the server writes; the exit status says whether Gmail works.
+The checklist goes to stdout (this is not the MCP server: nothing else is written there) and the log lines stay
+out of it unless `--verbose`; the exit status says whether Gmail works.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -15,20 +15,15 @@ from server.runtime.config import Settings
 
 
 def _credentials_state(settings: Settings) -> tuple[str, str]:
-    path = settings.credentials_path
-    if not path.exists():
+    from server.runtime.client_file import inspect_client_file
+
+    found = inspect_client_file(settings.credentials_path)
+    if found.state == "missing":
         return "warn", (
-            f"no OAuth client file at {path} (needed only by auth_cli.py to create a token; "
+            f"no OAuth client file at {settings.credentials_path} (needed only by auth_cli.py to create a token; "
             "see README 'Google Cloud set-up')"
         )
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return "fail", f"{path} is unreadable or not JSON ({type(exc).__name__}): download it again"
-    if "installed" not in data:
-        kind = next(iter(data), "unknown") if isinstance(data, dict) else "unknown"
-        return "fail", f"{path} is a '{kind}' client; create an OAuth client of type 'Desktop app' instead"
-    return "ok", f"OAuth client file {path}"
+    return found.state, found.message
 
 
 def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
@@ -36,7 +31,7 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
     from server.auth import TokenStore, read_token_info, token_file_too_open
     from server.gmail_client import GmailClient
 
-    stream = out or sys.stderr
+    stream = out or sys.stdout
 
     def say(state: str, text: str) -> None:
         stream.write(f"[{state:>4}] {text}\n")
@@ -68,5 +63,23 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
         except GmailError as error:
             say("fail", f"{error.message}\n       fix: {error.hint}")
             return 1
+    _report_toolsets(settings, say)
     say("ok", f"endpoint {settings.endpoint}: the server is ready for your MCP client")
     return 0
+
+
+def _report_toolsets(settings: Settings, say: Callable[[str, str], None]) -> None:
+    from server.auth import read_token_info
+    from server.gmail import scopes
+    from server.runtime.toolset_choice import missing_scope_messages
+    from server.toolsets import ALL_TOOLSETS
+
+    if not settings.write_tools:
+        say("ok", "read-only: no write tools enabled (GMAIL_MCP_WRITE_TOOLS / --enable)")
+        return
+    granted = scopes.parse_granted(read_token_info(settings.token_path).get("scopes"))
+    problems = missing_scope_messages(settings.write_tools, ALL_TOOLSETS, granted)
+    for problem in problems:
+        say("warn", problem)
+    if not problems:
+        say("ok", f"write tools enabled and granted: {', '.join(sorted(settings.write_tools))}")

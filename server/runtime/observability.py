@@ -64,7 +64,9 @@ def setup_logging(level: str = "INFO") -> logging.Logger:
     # raw to stderr, breaking the one-JSON-object-per-line log.
     logging.captureWarnings(True)
     logger = logging.getLogger(LOGGER_NAME)
-    logger.setLevel(getattr(logging, level, logging.INFO))
+    logger.setLevel(logging.CRITICAL + 1 if level == "QUIET" else getattr(logging, level, logging.INFO))
+    if level == "QUIET":
+        root.setLevel(logging.CRITICAL + 1)
     # googleapiclient logs each request URL at INFO/DEBUG, which may carry queries (personal data).
     logging.getLogger("googleapiclient").setLevel(logging.WARNING)
     return logger

@@ -12,6 +12,7 @@ from server.content.message import parse_message, parse_raw_message
 from server.content.text.charsets import decode_text
 from server.content.text.mojibake import undo_mojibake
 from server.tests.support.payloads import MODES, gmail_resource, message_bytes, text_part
+from server.tests.support.properties import examples
 
 LATIN_LABELS = ["us-ascii", "iso-8859-1", "windows-1252", "latin1", None]
 # (codec of the original bytes, text); each long enough to be told apart from real Latin-1 text.
@@ -146,7 +147,7 @@ WORDS = [
     st.sampled_from(["\n", " ", ", ", ". "]),
     st.sampled_from([*LATIN_LABELS, "utf-8", "gb2312", "shift_jis"]),
 )
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(1.3), deadline=None)
 def test_property_genuine_utf8_text_of_many_scripts_is_never_altered(
     words: list[str], glue: str, label: str | None
 ) -> None:
@@ -167,7 +168,7 @@ ASCII_LINES = [
     st.sampled_from([case for case in LEGACY if case[0] != "utf-8"]),
     st.lists(st.one_of(st.just(None), st.sampled_from(ASCII_LINES)), min_size=1, max_size=8),
 )
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(0.33), deadline=None)
 def test_property_mislabelled_text_with_ascii_lines_is_rebuilt(case: tuple[str, str], layout: list) -> None:
     codec, sentence = case
     text = "\n".join(sentence if line is None else line for line in [None, *layout])

@@ -102,7 +102,7 @@ _HISTORIES = [case.history for case in QUOTE_CASES if case.body is None]
 
 
 @given(st.lists(_AUTHOR_LINE, min_size=1, max_size=12), st.sampled_from(_HISTORIES))
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 def test_property_author_lines_survive_any_history(lines: list[str], history: str) -> None:
     author = "\n".join(line.rstrip() for line in lines).strip()
     # A rule line ("______") right above an Outlook header block belongs to the block.
@@ -111,7 +111,7 @@ def test_property_author_lines_survive_any_history(lines: list[str], history: st
 
 
 @given(st.lists(_AUTHOR_LINE, min_size=1, max_size=12))
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 def test_property_text_without_history_is_unchanged(lines: list[str]) -> None:
     # Signed off: a ">" line at the very end would be a trailing quote, which does go.
     text = "\n".join(line.rstrip() for line in lines).strip() + "\nAnna"

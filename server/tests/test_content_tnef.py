@@ -225,7 +225,7 @@ MUTATED_BASE = winmail(plain="x", props=[tb.prop_binary(0x1009, tb.compress_rtf(
 
 
 @given(st.binary(max_size=400), st.integers(min_value=0, max_value=600))
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_mutated_streams_never_raise(noise: bytes, at: int) -> None:
     data = bytearray(MUTATED_BASE)
     at = min(at, len(data))
@@ -237,7 +237,7 @@ def test_mutated_streams_never_raise(noise: bytes, at: int) -> None:
 
 
 @given(st.binary(max_size=600), st.sampled_from([0x75465A4C, 0x414C454D, 0]))
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 def test_compressed_rtf_noise_never_raises(noise: bytes, kind: int) -> None:
     out = decompress_rtf(struct.pack("<IIII", len(noise) + 12, 4096, kind, 0) + noise)
     assert out is None or len(out) <= 4096

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from server.content.extract import Extraction, extract_attachment
 from server.tests.support.attachments import build_docx, build_pdf, build_png, build_pptx, build_xlsx, zip_parts
+from server.tests.support.properties import examples
 from server.tests.test_extract_hostile import handled, notes, read
 
 # -- corrupt and truncated files of every type -------------------------------------------------------------------
@@ -73,7 +74,7 @@ _PREFIXES = st.sampled_from([b"", b"%PDF-1.7\n", b"PK\x03\x04", b"\x89PNG\r\n\x1
     max_chars=st.integers(min_value=-5, max_value=300),
     offset=st.integers(min_value=-5, max_value=400),
 )
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_arbitrary_bytes_with_any_label_never_raise(prefix, body, mime_type, filename, max_chars, offset):
     data = prefix + body
     result = extract_attachment(data, mime_type=mime_type, filename=filename, max_chars=max_chars, offset=offset)
@@ -84,7 +85,7 @@ def test_arbitrary_bytes_with_any_label_never_raise(prefix, body, mime_type, fil
 
 
 @given(seed=st.binary(min_size=4, max_size=40), kind=st.sampled_from(sorted(_SAMPLES)))
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.4), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_mutated_documents_never_raise(seed, kind):
     maker, mime_type, _ = _SAMPLES[kind]
     data = bytearray(maker())

@@ -29,6 +29,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from server.emulator import CLIENT_SECRET, REFRESH_TOKEN, Emulator
 from server.runtime.config import PROJECT_ROOT
+from server.tests.support.emulator import emulator_env
 
 TALLY_ENV = "GMAIL_MCP_RELIABILITY_TALLY"
 CATEGORIES = frozenset(
@@ -65,7 +66,7 @@ def server_env(emulator: Emulator | None, token_path: Path, **settings: str) -> 
         GMAIL_CREDENTIALS_PATH=str(token_path.parent / "no-credentials.json"),
     )
     if emulator is not None:
-        env.update(GMAIL_API_ENDPOINT=emulator.url, GMAIL_TOKEN_URI=emulator.token_uri)
+        env.update(emulator_env(emulator, token_path))
     env.update(settings)
     return env
 

@@ -22,6 +22,7 @@ from server.toolsets.common import (
     ToolInput,
     ToolOutput,
     bounded,
+    short_date,
 )
 
 DEFAULT_MAX_BODY_CHARS = 20_000
@@ -38,7 +39,7 @@ class GetMessageInput(ToolInput):
     max_body_chars: Count = Field(DEFAULT_MAX_BODY_CHARS, ge=200, le=200_000)
     offset: Count = Field(0, ge=0, description="Pass next_offset to read on.")
     include_html: bool = Field(False, description="Also return the HTML source (large).")
-    strip_quoted: bool = Field(False, description="Drop quoted reply history.")
+    strip_quoted: bool = Field(False, description='Drop quoted reply history ("On ... wrote:" in any language).')
 
 
 class MessageHeaders(ToolOutput):
@@ -75,7 +76,11 @@ class GetMessageResult(ToolOutput):
     offset: int | None = None
     truncated: bool = False
     next_offset: int | None = Field(None, description="Pass as offset to read the rest of a cut body.")
-    attachments: list[AttachmentItem] = Field(default_factory=list)
+    attachments: list[AttachmentItem] | None = Field(
+        None,
+        description='format="full" only (an empty list there means none); metadata results leave it out: they '
+        "cannot tell whether the message has attachments.",
+    )
     notes: list[str] = Field(default_factory=list)
 
 
@@ -153,7 +158,7 @@ def render_message(result: GetMessageResult) -> str:
             ("To", headers.to),
             ("Cc", headers.cc),
             ("Reply-To", headers.reply_to),
-            ("Date", headers.date),
+            ("Date", short_date(result.date_iso) if result.date_iso else headers.date),
             ("Subject", headers.subject),
         )
         if value
