@@ -23,7 +23,7 @@ from server.toolsets.common import ToolInput
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
-READ_TOOLS = {"gmail_search_messages", "gmail_get_message"}
+READ_TOOLS = {spec.name for toolset in ALL_TOOLSETS if not toolset.opt_in for spec in toolset.tools}
 
 
 @pytest.fixture
