@@ -74,15 +74,15 @@ class EmulatorProcess:
 
 
 @contextmanager
-def emulator_process(latency_ms: float, scratch: Path) -> Iterator[EmulatorProcess]:
-    token_path = scratch / f"token-rtt{latency_ms:g}.json"
+def emulator_process(latency_ms: float, scratch: Path, mailbox: Path = DEMO_MAILBOX) -> Iterator[EmulatorProcess]:
+    token_path = scratch / f"token-rtt{latency_ms:g}-{mailbox.stem}.json"
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "server.emulator",
             "--mailbox",
-            str(DEMO_MAILBOX),
+            str(mailbox),
             "--rebase-dates",
             "--latency-ms",
             str(latency_ms),

@@ -34,7 +34,8 @@ from typing import Any
 
 from server.errors import GmailError
 from server.gmail import history
-from server.gmail_client import GmailClient, ListAlongside
+from server.gmail.batch_parts import ListAlongside
+from server.gmail_client import GmailClient
 from server.runtime import cost
 from server.runtime.observability import Metrics, get_logger
 

@@ -29,6 +29,7 @@ DEFAULT_SEARCH_CACHE_ENTRIES = 10  # the spec's LRU of recent searches
 DEFAULT_SEARCH_CACHE_TTL_S = 300.0
 DEFAULT_SUMMARY_CACHE_ENTRIES = 5_000
 DEFAULT_SUMMARY_CACHE_MB = 8.0
+DEFAULT_THREAD_MAX_CHARS = 60_000
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class Settings:
     summary_cache_entries: int = DEFAULT_SUMMARY_CACHE_ENTRIES
     summary_cache_mb: float = DEFAULT_SUMMARY_CACHE_MB
     warm_up: bool = True  # prepare the Google stack, token and connection right after `initialize`
+    download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: attachments may be saved here; None: never saved
+    thread_max_chars: int = DEFAULT_THREAD_MAX_CHARS  # GMAIL_MCP_THREAD_MAX_CHARS: one thread answer's text
 
     @property
     def endpoint(self) -> str:
@@ -165,6 +168,10 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         ),
         summary_cache_mb=_number(env, "GMAIL_MCP_SUMMARY_CACHE_MB", DEFAULT_SUMMARY_CACHE_MB, minimum=0.0),
         warm_up=_flag(env, "GMAIL_MCP_WARM_UP", True),
+        thread_max_chars=int(_number(env, "GMAIL_MCP_THREAD_MAX_CHARS", DEFAULT_THREAD_MAX_CHARS, minimum=2_000)),
+        download_dir=_resolve(env["GMAIL_MCP_DOWNLOAD_DIR"], home)
+        if (env.get("GMAIL_MCP_DOWNLOAD_DIR") or "").strip()
+        else None,
     )
 
 
