@@ -24,11 +24,13 @@ from server.content.mime.raw import payload_from_bytes
 from server.content.mime.walk import AttachmentInfo, walk_payload
 from server.content.text.body_slice import BodySlice, slice_body, strip_quoted_reply
 from server.content.text.charsets import decode_header_value, lenient_b64
+from server.content.text.html_visibility import HiddenSegment
 
 __all__ = [
     "Address",
     "AttachmentInfo",
     "BodySlice",
+    "HiddenSegment",
     "ParsedMessage",
     "header_value",
     "parse_addresses",
@@ -72,9 +74,12 @@ class ParsedMessage:
     body_source: str
     attachments: tuple[AttachmentInfo, ...]
     notes: tuple[str, ...]
+    hidden_text: tuple[HiddenSegment, ...] = ()  # HTML text a reader would not see (left out of body_text)
+    hidden_chars: int = 0
+    link_hosts: tuple[str, ...] = ()  # hosts the HTML body's links point to
 
 
-def parse_message(resource: dict) -> ParsedMessage:
+def parse_message(resource: dict, include_hidden: bool = False) -> ParsedMessage:
     """Parse a users.messages.get resource in `full`, `metadata` or `minimal` format.
 
     The body is read only when the payload carries one (`body` or `parts`): `metadata` and `minimal` resources
@@ -82,24 +87,26 @@ def parse_message(resource: dict) -> ParsedMessage:
 
     Args:
         resource: The decoded JSON resource (any shape is tolerated).
+        include_hidden: Keep HTML text a reader would not see in body_text, marked "[hidden] ... [/hidden]".
 
     Returns:
         The parsed message; never raises.
     """
     resource = resource if isinstance(resource, dict) else {}
     if "payload" not in resource and isinstance(resource.get("raw"), str):
-        return parse_raw_message(resource)
+        return parse_raw_message(resource, include_hidden)
     try:
-        return _parse(resource, resource.get("payload"))
+        return _parse(resource, resource.get("payload"), include_hidden=include_hidden)
     except Exception as exc:  # the walk is total by design (property-tested); this is the last line of defence
         return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
 
 
-def parse_raw_message(resource: dict) -> ParsedMessage:
+def parse_raw_message(resource: dict, include_hidden: bool = False) -> ParsedMessage:
     """Parse a users.messages.get resource in `raw` format (base64url RFC 2822 in `raw`).
 
     Args:
         resource: The decoded JSON resource.
+        include_hidden: As for `parse_message`.
 
     Returns:
         The same output as `parse_message` on the equivalent `full` resource; never raises.
@@ -108,12 +115,12 @@ def parse_raw_message(resource: dict) -> ParsedMessage:
     raw = resource.get("raw")
     try:
         payload = payload_from_bytes(lenient_b64(raw)) if isinstance(raw, str) else None
-        return _parse(resource, payload)
+        return _parse(resource, payload, include_hidden=include_hidden)
     except Exception as exc:  # see parse_message
         return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
 
 
-def _parse(resource: dict, payload: object, note: str | None = None) -> ParsedMessage:
+def _parse(resource: dict, payload: object, note: str | None = None, include_hidden: bool = False) -> ParsedMessage:
     payload_dict = payload if isinstance(payload, dict) else {}
     raw_headers = first_headers(payload_dict.get("headers"))
     headers = {name: decode_header_value(value) for name, value in raw_headers.items()}
@@ -123,8 +130,9 @@ def _parse(resource: dict, payload: object, note: str | None = None) -> ParsedMe
     body_text = body_html = None
     body_source = "none"
     attachments: tuple[AttachmentInfo, ...] = ()
+    walk = None
     if note is None and ("body" in payload_dict or "parts" in payload_dict):
-        walk = walk_payload(payload_dict)
+        walk = walk_payload(payload_dict, include_hidden)
         body_text, body_html, body_source = walk.text, walk.html, walk.source
         attachments = tuple(walk.attachments)
         notes += walk.notes
@@ -151,6 +159,9 @@ def _parse(resource: dict, payload: object, note: str | None = None) -> ParsedMe
         body_source=body_source,
         attachments=attachments,
         notes=tuple(notes),
+        hidden_text=walk.hidden if walk else (),
+        hidden_chars=walk.hidden_chars if walk else 0,
+        link_hosts=walk.link_hosts if walk else (),
     )
 
 

@@ -14,9 +14,11 @@ from urllib.parse import unquote
 
 from server.content.mime.part import MimePart, header_lines, unarmor_signed, unflow
 from server.content.mime.raw import payload_from_bytes
+from server.content.security.hidden_text import plain_repeats_hidden
 from server.content.text.calendar_text import summarize_calendar
 from server.content.text.charsets import decode_header_value, decode_text, lenient_b64
-from server.content.text.html_text import html_to_text
+from server.content.text.html_text import convert_html
+from server.content.text.html_visibility import HiddenSegment
 from server.content.text.tidy import tidy_text
 
 MAX_DEPTH = 100
@@ -70,16 +72,24 @@ class WalkResult:
     html: str | None
     attachments: list[AttachmentInfo]
     notes: list[str]
+    hidden: tuple[HiddenSegment, ...] = ()  # text of the HTML parts a reader would not see
+    hidden_chars: int = 0
+    link_hosts: tuple[str, ...] = ()  # hosts the HTML parts' links point to
 
 
 @dataclass
 class _Piece:
     text: str = ""
     source: str = "none"
+    hidden: tuple[HiddenSegment, ...] = ()
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, include_hidden: bool = False) -> None:
+        self.include_hidden = include_hidden
+        self.hidden: list[HiddenSegment] = []
+        self.hidden_chars = 0
+        self.link_hosts: dict[str, None] = {}
         self.attachments: list[AttachmentInfo] = []
         self.notes: list[str] = []
         self.html: str | None = None
@@ -127,7 +137,11 @@ class _Walker:
             if self.html is None and not self.forward_depth:
                 self.html = source
             self.cids.update(unquote(ref).lower() for ref in _CID_REF.findall(source))
-            return _Piece(html_to_text(source), "text/html")
+            converted = convert_html(source, self.include_hidden)
+            self.hidden.extend(converted.hidden)
+            self.hidden_chars += converted.hidden_chars
+            self.link_hosts.update(dict.fromkeys(converted.link_hosts))
+            return _Piece(converted.text, "text/html", converted.hidden)
         if mime == "text/calendar":
             summary = summarize_calendar(self.decode(part, data))
             if summary:
@@ -172,6 +186,9 @@ class _Walker:
         if plain and rich:
             if _is_placeholder(plain.text, rich.text):
                 self.note("the text/plain alternative is a placeholder: body taken from the HTML part")
+                return rich
+            if rich.hidden and plain_repeats_hidden(plain.text, rich.hidden, rich.text):
+                self.note("the text/plain alternative shows text the HTML part hides: body taken from the HTML part")
                 return rich
             return plain
         return plain or rich or next((p for p in pieces if p.text), _Piece())
@@ -314,21 +331,31 @@ def _is_placeholder(plain: str, html_text: str) -> bool:
     return len(plain) < 400 and 2 * len(html_text) > len(plain) and _PLACEHOLDER.search(plain) is not None
 
 
-def walk_payload(payload: object) -> WalkResult:
+def walk_payload(payload: object, include_hidden: bool = False) -> WalkResult:
     """Walk a Gmail `full` payload (or one built from a raw message) and choose the readable body.
 
     Args:
         payload: The `payload` part tree of a messages.get resource.
+        include_hidden: Keep HTML text a reader would not see, marked "[hidden] ... [/hidden]", in the text.
 
     Returns:
         The chosen text and its source, the first HTML part's source, attachments (inline set for cid
-        references and inline dispositions) and human-readable notes.
+        references and inline dispositions), human-readable notes, and the HTML parts' hidden text and link hosts.
     """
-    walker = _Walker()
+    walker = _Walker(include_hidden)
     piece = walker.render(payload, 0)
     attachments = [
         replace(item, inline=True) if item.content_id and item.content_id.lower() in walker.cids else item
         for item in walker.attachments
     ]
     source = piece.source if piece.text else "none"
-    return WalkResult(piece.text, source, walker.html, attachments, walker.notes)
+    return WalkResult(
+        piece.text,
+        source,
+        walker.html,
+        attachments,
+        walker.notes,
+        tuple(walker.hidden),
+        walker.hidden_chars,
+        tuple(walker.link_hosts)[:200],
+    )

@@ -1,6 +1,8 @@
 """`gmail_get_message`: one message by id, as headers, readable body text in slices, and its attachment list.
 
 One `messages.get` request (`full`, or `metadata` with the detail headers); parsing is the pure `content` layer.
+Every result carries the trust envelope (`server/toolsets/envelope.py`): a `security` object, and the message's
+own text fenced in the rendered answer.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from server.toolsets.common import (
     ToolOutput,
     bounded,
 )
+from server.toolsets.envelope import SECURITY_HEADERS, Fence, Security, security_line, security_of
 
 DEFAULT_MAX_BODY_CHARS = 20_000
-DETAIL_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date")
+DETAIL_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date", *SECURITY_HEADERS)
 MAX_LISTED_ATTACHMENTS = 100  # the rest are counted in a note
 
 
@@ -34,8 +37,7 @@ class GetMessageInput(ToolInput):
     )
     format: Literal["full", "metadata"] = Field(
         "full",
-        description='"full": headers, readable body text and attachment list. "metadata": headers and snippet only '
-        "(faster, much smaller; use it to check who/when/what before reading).",
+        description='"metadata": headers and snippet only (cheap: check who/when/what before reading).',
     )
     max_body_chars: Count = Field(
         DEFAULT_MAX_BODY_CHARS, ge=200, le=200_000, description="Longest body_text to return; longer bodies are cut."
@@ -43,6 +45,7 @@ class GetMessageInput(ToolInput):
     offset: Count = Field(0, ge=0, description="Start of body_text, in characters: pass next_offset to read on.")
     include_html: bool = Field(False, description="Also return the raw HTML source (large; rarely needed).")
     strip_quoted: bool = Field(False, description='Drop quoted reply history ("On ... wrote:" and > lines).')
+    include_hidden: bool = Field(False, description="Keep hidden HTML text in body_text, marked.")
 
 
 class MessageHeaders(ToolOutput):
@@ -79,6 +82,7 @@ class GetMessageResult(ToolOutput):
     next_offset: int | None = Field(None, description="Pass as offset to read the rest of a cut body.")
     attachments: list[AttachmentItem] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    security: Security
 
 
 def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
@@ -86,7 +90,7 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
         resource = ctx.gmail.get_message(args.message_id, fmt="metadata", metadata_headers=DETAIL_HEADERS)
     else:
         resource = ctx.gmail.get_message(args.message_id, fmt="full")
-    parsed = parse_message(resource)
+    parsed = parse_message(resource, include_hidden=args.include_hidden)
     result: dict[str, Any] = {
         "id": parsed.id or args.message_id,
         "thread_id": parsed.thread_id,
@@ -103,6 +107,7 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
         "date_iso": parsed.date_iso,
         "format": args.format,
         "notes": list(parsed.notes),
+        "security": security_of(parsed, (resource.get("payload") or {}).get("headers")),
     }
     if args.format == "full":
         text = parsed.body_text or ""
@@ -145,6 +150,11 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
 
 
 def render_message(result: GetMessageResult) -> str:
+    """Our lines (ids, labels, security, how to read on) outside the fence; the message's own text inside it."""
+    ours = [f"Id: {result.id} | Thread: {result.thread_id} | Labels: {', '.join(result.label_ids) or '-'}"]
+    warning = security_line(result.security)
+    if warning:
+        ours.append(warning)
     headers = result.headers
     lines = [
         f"{name}: {value}"
@@ -158,7 +168,6 @@ def render_message(result: GetMessageResult) -> str:
         )
         if value
     ]
-    lines.append(f"Id: {result.id} | Thread: {result.thread_id} | Labels: {', '.join(result.label_ids) or '-'}")
     if result.attachments:
         lines.append(
             "Attachments: "
@@ -170,16 +179,17 @@ def render_message(result: GetMessageResult) -> str:
     lines.extend(f"Note: {note}" for note in result.notes)
     if result.format == "metadata":
         lines.append(f"Snippet: {result.snippet}")
-        return "\n".join(lines)
-    lines.extend(["", result.body_text or "(no text body)"])
+    else:
+        lines.extend(["", result.body_text or "(no text body)"])
+        if result.body_html:
+            lines.extend(["", "HTML source:", result.body_html])
+    ours.append(Fence().wrap("\n".join(lines)))
     if result.truncated:
-        lines.append(
-            f"\n[Body cut: characters {result.offset}-{result.next_offset} of {result.body_chars_total}. "
+        ours.append(
+            f"[Body cut: characters {result.offset}-{result.next_offset} of {result.body_chars_total}. "
             f"Call again with offset={result.next_offset} to read on.]"
         )
-    if result.body_html:
-        lines.extend(["", "HTML source:", result.body_html])
-    return "\n".join(lines)
+    return "\n".join(ours)
 
 
 GET_MESSAGE = ToolSpec(
@@ -187,8 +197,8 @@ GET_MESSAGE = ToolSpec(
     title="Read a Gmail message",
     description=(
         "Read one message by an id from gmail_search_messages: headers, readable body text (HTML "
-        "converted) and attachment names, or with format='metadata' only headers and snippet, cheaply. "
-        "A long body comes in pieces: read on with offset=next_offset. " + UNTRUSTED_CONTENT
+        "converted), attachment names and security warnings. A long body comes in pieces: read on with "
+        "offset=next_offset. " + UNTRUSTED_CONTENT
     ),
     input_model=GetMessageInput,
     output_model=GetMessageResult,
