@@ -2,7 +2,7 @@
 
 A small hand-made subset of Unicode's confusables (UTS #39): digits read as letters, the Cyrillic, Greek and
 Armenian letters that look Latin, letter pairs that read as one letter (`rn` as `m`), accents dropped. Two
-domain labels are confusable when their skeletons are equal and their spellings are not. Pure.
+domain label imitates a name when their skeletons are equal and it is not simply the name in ASCII. Pure.
 """
 
 from __future__ import annotations
@@ -89,9 +89,24 @@ def skeleton(label: str) -> str:
     return text
 
 
-def confusable(a: str, b: str) -> bool:
-    """Two labels spelled differently that look the same (long enough for the likeness to mean something)."""
-    return a != b and len(a) >= 4 and len(b) >= 4 and skeleton(a) == skeleton(b)
+def imitates(label: str, target: str) -> bool:
+    """A sender's domain label that looks like `target` without being its honest spelling.
+
+    `paypa1`, `pаypal` (Cyrillic а) and `rnicrosoft` imitate `paypal` and `microsoft`; `cafe-lumiere` spells
+    `Café Lumière` the only way a domain can (accents and spaces dropped) and imitates nothing. Both at least
+    four characters, so that a likeness means something.
+    """
+    label, target = label.lower(), target.lower()
+    if label == target or len(label) < 4 or len(target) < 4:
+        return False
+    if label.replace("-", "") == _plain(target):
+        return False
+    return skeleton(label) == skeleton(target)
+
+
+def _plain(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch) and ch not in "- _.'")
 
 
 def scripts(label: str) -> set[str]:

@@ -79,7 +79,8 @@ def judge_hidden(segments: Iterable[HiddenSegment], visible_text: str, hidden_ch
     reasons: dict[str, int] = {}
     instruction_like = unexplained = checks = short = 0
     for run in runs:
-        reasons[run.reason] = reasons.get(run.reason, 0) + run.chars
+        for reason in run.reason.split(", "):
+            reasons[reason] = reasons.get(reason, 0) + run.chars
         if reads_like_instructions(run.text):
             instruction_like += 1
             continue

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from server.content.security.confusables import confusable, script_trick
+from server.content.security.confusables import imitates, script_trick
 from server.content.security.domains import (
     brand_label,
     email_domain,
@@ -27,6 +27,7 @@ from server.content.security.domains import (
 
 _EMAIL_IN_TEXT = re.compile(r"[\w.+'-]{1,64}@[\w-]+(?:\.[\w-]+)+", re.I)
 _WORD = re.compile(r"[^\W_][\w-]{3,40}")
+_TOKEN = re.compile(r"[^\W_]+")
 _LIST_ID = re.compile(r"<([^<>\s]+)>")
 
 
@@ -93,7 +94,7 @@ def lookalike_domain(address: str, display_name: str | None, named_hosts: Iterab
         if registrable != own:
             candidates.setdefault(registrable, None)
     for registrable in candidates:
-        if confusable(own_label, unicode_label(brand_label(registrable))):
+        if imitates(own_label, unicode_label(brand_label(registrable))):
             spelled = f" ({shown})" if shown != host else ""
             return Finding("lookalike_domain", f"the sender's domain {own}{spelled} looks like {registrable}")
     subdomain = host[: -len(own)].rstrip(".")
@@ -104,7 +105,12 @@ def lookalike_domain(address: str, display_name: str | None, named_hosts: Iterab
         trick = script_trick(unicode_label(label))
         if trick:
             return Finding("lookalike_domain", f"the sender's domain {host} ({shown}) {trick}")
-    for word in _WORD.findall(display_name or "")[:20]:
-        if confusable(own_label, word.lower()):
-            return Finding("lookalike_domain", f"the sender's domain {own} looks like the name {word!r}")
+    name = (display_name or "")[:200]
+    words = [(word, word) for word in _WORD.findall(name)[:20]]
+    tokens = _TOKEN.findall(name)
+    if len(tokens) > 1:
+        words.append(("".join(tokens), " ".join(name.split())))  # "Harbor Bank" reads as "harborbank"
+    for word, shown_name in words:
+        if imitates(own_label, word):
+            return Finding("lookalike_domain", f"the sender's domain {own} looks like the name {shown_name!r}")
     return None

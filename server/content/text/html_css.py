@@ -5,7 +5,8 @@ So a stylesheet here keeps rules whose selector is one simple selector (`td`, `.
 merges them in specificity order. What it cannot match it records as a doubt instead: a rule with a compound
 selector that sets a colour or background makes colour judgements unsafe, and the checks above hold back.
 Rules inside `@media`/`@supports` are conditional (a phone, dark mode): they never hide anything here, but a
-class they make visible is "toggled", the responsive pattern of mobile-only blocks. Pure; linear time.
+class they make visible is "toggled", the responsive pattern of mobile-only blocks; so is a class a compound
+rule displays (`#menu:checked ~ .panel`, the interactive-mail pattern). Pure; linear time.
 """
 
 from __future__ import annotations
@@ -130,6 +131,9 @@ class StyleSheet:
             key = _simple_key(selector)
             if key is None:
                 self.loose_colours = self.loose_colours or not _COLOUR_KEYS.isdisjoint(decls)
+                tail = _TRAILING_CLASS.search(selector)
+                if tail and decls.get("display", "none") != "none":  # `#menu:checked ~ .panel`: interactive
+                    self.toggled.add(tail.group(1) or tail.group(2))
                 continue
             self.rules.setdefault(key, {}).update(decls)
             if key[0] not in ".#":

@@ -159,7 +159,7 @@ def soft_reason(look: Look, sheet: StyleSheet, depth: int) -> str | None:
 class HiddenSegment:
     """One run of text a reader would not see, where it stood and why it was hidden."""
 
-    reason: str
+    reason: str  # how it was hidden; several, comma-separated, when adjacent hidden elements formed one run
     text: str  # whitespace collapsed, invisible padding removed, at most MAX_SEGMENT_CHARS
     chars: int  # its full length
     visible_before: int  # characters of visible text before it (a preheader has next to none)
@@ -188,6 +188,8 @@ class HiddenCollector:
             self.flush()
         if not self._parts:
             self._reason, self._before, self._toggled = reason, visible_before, toggled
+        elif reason not in self._reason.split(", "):
+            self._reason += f", {reason}"
         self.separate()
         self._open = True
 
@@ -215,7 +217,8 @@ class HiddenCollector:
         self._open = False
         if not self._parts:
             return
-        text = clean_snippet(html.unescape("".join(self._parts)), MAX_SEGMENT_CHARS * 2) or ""
+        text = clean_snippet(html.unescape("".join(self._parts)).replace("\u2800", " "), MAX_SEGMENT_CHARS * 2)
+        text = text or ""
         extra = max(0, self._size - MAX_SEGMENT_CHARS * 2)
         self._parts, self._size = [], 0
         if not text:
