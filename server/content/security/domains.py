@@ -79,11 +79,11 @@ def registrable_domain(host: str) -> str:
     labels = [label for label in normalize_host(host).split(".") if label]
     if len(labels) <= 2:
         return ".".join(labels)
+    if ".".join(labels[-3:]) in _SHARED_HOSTING:
+        return ".".join(labels[-4:])
     last_two = ".".join(labels[-2:])
     if last_two in _SHARED_HOSTING or (len(labels[-1]) == 2 and labels[-2] in _GENERIC_SECOND_LEVEL):
         return ".".join(labels[-3:])
-    if ".".join(labels[-3:]) in _SHARED_HOSTING:
-        return ".".join(labels[-4:])
     return last_two
 
 

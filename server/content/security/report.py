@@ -91,14 +91,11 @@ def _named_hosts(parsed: ParsedMessage) -> list[str]:
 def _auth_detail(auth: Authentication, sender: str | None) -> str:
     domain = auth.dmarc_domain or (email_domain(sender) if sender else None) or "the sender's domain"
     if auth.dmarc == "fail":
-        return f"Gmail's check: DMARC fail for {domain} (SPF {auth.spf}, DKIM {auth.dkim}): possibly forged"
-    return f"Gmail's check: SPF {auth.spf} and DKIM {auth.dkim}: {domain} did not authenticate this message"
+        return f"Gmail: DMARC fail for {domain} (SPF {auth.spf}, DKIM {auth.dkim}), possibly forged"
+    return f"Gmail: SPF {auth.spf}, DKIM {auth.dkim}: {domain} not authenticated"
 
 
 def _hidden_detail(hidden: HiddenVerdict) -> str:
     how = ", ".join(hidden.reasons[:3])
-    instructions = f"; {hidden.instruction_like} part(s) read like instructions" if hidden.instruction_like else ""
-    return (
-        f"{hidden.chars} characters of HTML text the reader does not see ({how}){instructions}; "
-        "left out of body_text (include_hidden=true shows it, marked)"
-    )
+    kind = "instruction-like, " if hidden.instruction_like else ""
+    return f"{hidden.chars} hidden characters ({how}), {kind}left out (include_hidden=true shows them)"

@@ -50,9 +50,7 @@ def display_name_mismatch(name: str | None, address: str, *, via_list: bool = Fa
     for host in named_domains(name, limit=10):
         if registrable_domain(host) != own:
             shown = next((e for e in _EMAIL_IN_TEXT.findall(name) if e.lower().endswith(host)), host)
-            return Finding(
-                "display_name_address_mismatch", f"the name shows {shown[:100]} but the address is {address[:100]}"
-            )
+            return Finding("display_name_address_mismatch", f"name shows {shown[:100]}, address is {address[:100]}")
     return None
 
 
@@ -76,7 +74,7 @@ def reply_to_differs(
             continue
         if registrable_domain(domain) in list_domains or (post and target.lower() in post):
             continue
-        return Finding("reply_to_differs", f"replies go to {target[:100]}, not to the sender's domain {own}")
+        return Finding("reply_to_differs", f"replies go to {target[:100]}, not {own}")
     return None
 
 
@@ -96,15 +94,15 @@ def lookalike_domain(address: str, display_name: str | None, named_hosts: Iterab
     for registrable in candidates:
         if imitates(own_label, unicode_label(brand_label(registrable))):
             spelled = f" ({shown})" if shown != host else ""
-            return Finding("lookalike_domain", f"the sender's domain {own}{spelled} looks like {registrable}")
+            return Finding("lookalike_domain", f"{own}{spelled} looks like {registrable}")
     subdomain = host[: -len(own)].rstrip(".")
     for registrable in candidates:
         if subdomain and (subdomain == registrable or subdomain.endswith("." + registrable)):
-            return Finding("lookalike_domain", f"the sender's domain {host} spells {registrable} before {own}")
+            return Finding("lookalike_domain", f"{host} spells {registrable} before {own}")
     for label in host.split("."):
         trick = script_trick(unicode_label(label))
         if trick:
-            return Finding("lookalike_domain", f"the sender's domain {host} ({shown}) {trick}")
+            return Finding("lookalike_domain", f"{host} ({shown}) {trick}")
     name = (display_name or "")[:200]
     words = [(word, word) for word in _WORD.findall(name)[:20]]
     tokens = _TOKEN.findall(name)
@@ -112,5 +110,5 @@ def lookalike_domain(address: str, display_name: str | None, named_hosts: Iterab
         words.append(("".join(tokens), " ".join(name.split())))  # "Harbor Bank" reads as "harborbank"
     for word, shown_name in words:
         if imitates(own_label, word):
-            return Finding("lookalike_domain", f"the sender's domain {own} looks like the name {shown_name!r}")
+            return Finding("lookalike_domain", f"{own} looks like the name {shown_name!r}")
     return None

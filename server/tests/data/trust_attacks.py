@@ -96,7 +96,7 @@ def _preheader_attack() -> TrustCase:
     )
     raw = message("preheader-attack", "Dana Billing <billing@stratus.example>", "November invoice", html=html)
     return TrustCase(
-        "preheader-slot", "instruction in the preheader slot", raw, frozenset({"hidden_text"}), "SECRET", html
+        "preheader-attack", "instruction in the preheader slot", raw, frozenset({"hidden_text"}), "SECRET", html
     )
 
 

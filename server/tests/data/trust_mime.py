@@ -71,6 +71,7 @@ def message(
     msg["Subject"] = subject
     msg["Date"] = "Tue, 17 Nov 2026 17:14:00 +0000"
     msg["Message-ID"] = f"<{digest[:24]}@{domain}>"
+    msg["X-Trust-Case"] = name  # how the tests find a case in the emulator
     if reply_to:
         msg["Reply-To"] = reply_to
     if forged_results:
