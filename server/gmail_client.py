@@ -1,11 +1,7 @@
 """The only module that talks to Gmail: google-api-python-client over HTTP, one retry loop, errors mapped once.
 
-Connections: httplib2.Http is not thread-safe and tool calls run in worker threads, so each call checks out a
-session (an `AuthorizedHttp` plus the service and resource objects built on it) that no other thread holds, and
-hands it back afterwards. Sessions outlive threads on purpose: anyio ends a worker thread after 10 s idle, and a
-session per thread would then reconnect (TCP + TLS to Google) on most calls of a conversation. The discovery
-document ships inside the library and is parsed once per process; resource objects are built once per session
-(building `users().messages()` costs more CPU than sending the request).
+Connections: every call checks out a session of its own from a pool (`gmail/sessions.py`: httplib2 is not
+thread-safe, and kept-alive connections outlive worker threads).
 
 Start-up: google-api-python-client, google-auth and httplib2 are imported on first use, not at import time, so
 the server answers `tools/list` without paying for them.
@@ -16,32 +12,41 @@ are built with an explicit `batch_uri` derived from the configured endpoint.
 
 from __future__ import annotations
 
-import json
 import random
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
 from typing import Any, Protocol, TypeVar
 
-from server.auth import single_attempt_request
 from server.errors import (
     GmailError,
     RateLimitedError,
     TransientError,
 )
 from server.gmail.errors import not_json, translate
-from server.gmail.quota import UNITS_GET, UNITS_LIST, UNITS_PROFILE, QuotaLimiter
+from server.gmail.quota import (
+    UNITS_ATTACHMENT,
+    UNITS_GET,
+    UNITS_LABEL,
+    UNITS_LIST,
+    UNITS_PROFILE,
+    UNITS_THREAD,
+    QuotaLimiter,
+)
 from server.gmail.retry import RetryPolicy, run_with_retries
+from server.gmail.sessions import Session as _Session
+from server.gmail.sessions import SessionPool, default_http
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
 
+__all__ = ["BATCH_LIMIT", "GmailClient", "_Session"]
+
 log = get_logger("gmail")
 T = TypeVar("T")
+Resource = dict[str, Any]
+MakePart = Callable[[_Session, str], Any]  # the request of one batch part, for one id
 
 BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50.
-IDLE_SESSIONS = 8  # kept for reuse; more exist only while that many calls run at once
 
 
 def _patience(error: GmailError) -> tuple[bool, float]:
@@ -51,45 +56,6 @@ def _patience(error: GmailError) -> tuple[bool, float]:
 
 class CredentialSource(Protocol):
     def get(self) -> Any: ...
-
-
-_BUILD_LOCK = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _gmail_discovery() -> dict[str, Any]:
-    from googleapiclient.discovery_cache import get_static_doc
-
-    return json.loads(get_static_doc("gmail", "v1"))
-
-
-def _default_http(timeout_s: float) -> Any:
-    import httplib2
-
-    return httplib2.Http(timeout=timeout_s)
-
-
-class _Session:
-    """A kept-alive connection and the resource objects on it, tied to the credentials object it was built for.
-
-    One thread at a time uses it: a call checks it out of the client's idle list and hands it back.
-    """
-
-    def __init__(self, credentials: Any, http: Any, endpoint: str) -> None:
-        from google_auth_httplib2 import AuthorizedHttp
-        from googleapiclient.discovery import build_from_document
-
-        self.credentials = credentials
-        self.http = AuthorizedHttp(credentials, http=http)
-        # Its refresh-after-401 must not run google-auth's own sleeping retry loop either (see auth.py).
-        self.http._request = single_attempt_request(http)
-        with _BUILD_LOCK:  # build_from_document adds keys to the shared, cached discovery document as it goes
-            self.service = build_from_document(
-                _gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}
-            )
-        self.users = self.service.users()
-        self.messages = self.users.messages()
-        self.broken = False  # set after a network failure: the connection is not handed out again
 
 
 class GmailClient:
@@ -122,18 +88,16 @@ class GmailClient:
         self._sleep = sleep
         self._clock = clock
         self._rand = rand
-        self._http_factory = http_factory or (lambda: _default_http(settings.request_timeout_s))
         self._policy = RetryPolicy(scale=settings.backoff_scale)
         self._quota = quota or QuotaLimiter(settings.quota_units_per_s)
-        self._idle: list[_Session] = []
-        self._idle_lock = threading.Lock()
-        self._local = threading.local()  # the session this thread has checked out (see _discard_session)
+        self._http_factory = http_factory or (lambda: default_http(settings.request_timeout_s))
+        self._pool = SessionPool(settings.endpoint, lambda: self._http_factory())  # tests swap the factory
 
     # -- public API -------------------------------------------------------------------------------------------
 
     def list_messages(
         self, *, query: str, max_results: int, page_token: str | None = None, include_spam_trash: bool = False
-    ) -> dict[str, Any]:
+    ) -> Resource:
         """messages.list: `{"messages": [{"id", "threadId"}], "nextPageToken"?, "resultSizeEstimate"}`."""
         params: dict[str, Any] = {
             "userId": "me",
@@ -148,7 +112,7 @@ class GmailClient:
 
     def get_message(
         self, message_id: str, *, fmt: str = "full", metadata_headers: Sequence[str] | None = None
-    ) -> dict[str, Any]:
+    ) -> Resource:
         """messages.get in `full`, `metadata`, `minimal` or `raw` format."""
         params: dict[str, Any] = {"userId": "me", "id": message_id, "format": fmt}
         if metadata_headers and fmt == "metadata":
@@ -157,19 +121,53 @@ class GmailClient:
 
     def get_messages_metadata(
         self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
-    ) -> dict[str, dict[str, Any] | GmailError]:
+    ) -> dict[str, Resource | GmailError]:
         """messages.get(format=metadata) for many ids in one batch request per 50 ids.
 
         Parts that fail with a retryable error are retried together in one follow-up batch under the same
         policy; whatever still fails comes back as a GmailError in place of its resource, never raised.
         """
-        results: dict[str, dict[str, Any] | GmailError] = {}
-        for start in range(0, len(message_ids), BATCH_LIMIT):
-            chunk = list(dict.fromkeys(message_ids[start : start + BATCH_LIMIT]))
-            results.update(self._metadata_batch_with_retries(chunk, headers, fields))
-        return results
+        params: dict[str, Any] = {"userId": "me", "format": "metadata", "metadataHeaders": list(headers)}
+        if fields:
+            params["fields"] = fields
+        return self._batch_get(
+            "messages.get(metadata)",
+            message_ids,
+            lambda session, message_id: session.messages.get(id=message_id, **params),
+            units=UNITS_GET,
+        )
 
-    def get_profile(self) -> dict[str, Any]:
+    def get_thread(
+        self, thread_id: str, *, fmt: str = "full", metadata_headers: Sequence[str] | None = None
+    ) -> Resource:
+        """threads.get: every message of a conversation (sent mail included) in one request, oldest first."""
+        params: dict[str, Any] = {"userId": "me", "id": thread_id, "format": fmt}
+        if metadata_headers and fmt == "metadata":
+            params["metadataHeaders"] = list(metadata_headers)
+        return self._call(f"threads.get({fmt})", lambda session: session.threads.get(**params), units=UNITS_THREAD)
+
+    def get_attachment(self, message_id: str, attachment_id: str) -> Resource:
+        """messages.attachments.get: `{"size", "data"}` (base64url) of one part stored apart from the message."""
+        return self._call(
+            "attachments.get",
+            lambda session: session.attachments.get(userId="me", messageId=message_id, id=attachment_id),
+            units=UNITS_ATTACHMENT,
+        )
+
+    def list_labels(self) -> Resource:
+        """labels.list: `{"labels": [{"id", "name", "type", ...}]}` (no counts: those come from labels.get)."""
+        return self._call("labels.list", lambda session: session.labels.list(userId="me"), units=UNITS_LABEL)
+
+    def get_labels(self, label_ids: Sequence[str]) -> dict[str, Resource | GmailError]:
+        """labels.get (with message and thread counts) for many labels in one batch request per 50 labels."""
+        return self._batch_get(
+            "labels.get",
+            label_ids,
+            lambda session, label_id: session.labels.get(userId="me", id=label_id),
+            units=UNITS_LABEL,
+        )
+
+    def get_profile(self) -> Resource:
         """users.getProfile: `{"emailAddress", "messagesTotal", "threadsTotal", "historyId"}`."""
         return self._call(
             "users.getProfile", lambda session: session.users.getProfile(userId="me"), units=UNITS_PROFILE
@@ -184,7 +182,7 @@ class GmailClient:
             nonlocal attempts
             retry_count, attempts = attempts, attempts + 1
             self._quota.acquire(units)  # every attempt spends quota, retries included
-            with self._session() as session:
+            with self._pool_session() as session:
                 started = time.perf_counter()
                 try:
                     response = make_request(session).execute(num_retries=0)
@@ -234,61 +232,67 @@ class GmailClient:
 
     # -- batches ------------------------------------------------------------------------------------------------
 
-    def _metadata_batch_with_retries(
-        self, message_ids: list[str], headers: Sequence[str], fields: str | None
-    ) -> dict[str, dict[str, Any] | GmailError]:
+    def _batch_get(
+        self, endpoint: str, ids: Sequence[str], make_part: MakePart, *, units: int
+    ) -> dict[str, Resource | GmailError]:
+        """One GET per id, sent as batch requests of at most BATCH_LIMIT parts; results keyed by id."""
+        results: dict[str, Resource | GmailError] = {}
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), BATCH_LIMIT):
+            chunk = unique[start : start + BATCH_LIMIT]
+            results.update(self._batch_with_retries(endpoint, chunk, make_part, units))
+        return results
+
+    def _batch_with_retries(
+        self, endpoint: str, ids: list[str], make_part: MakePart, units: int
+    ) -> dict[str, Resource | GmailError]:
         """One batch, then follow-up batches of only the parts that failed retryably, under the one retry loop.
 
         A failed part makes the attempt raise (the most patient error of the failed parts stands for them), so
         the same policy, waits and retry counts apply as to a single call. What still fails in the end stays in
         the results as its GmailError; a whole batch that keeps failing gives its error to every pending part.
         """
-        results: dict[str, dict[str, Any] | GmailError] = {}
-        pending, attempts = message_ids, 0
+        results: dict[str, Resource | GmailError] = {}
+        pending, attempts = ids, 0
 
         def attempt() -> None:
             nonlocal pending, attempts
             retry_count, attempts = attempts, attempts + 1
-            outcome = self._metadata_batch_once(pending, headers, fields, retry_count=retry_count)
+            self._quota.acquire(units * len(pending))  # each part of a batch costs its own units
+            with self._pool_session() as session:
+                outcome = self._batch_on(session, endpoint, pending, make_part, retry_count=retry_count)
             results.update(outcome)
-            failed = [outcome[message_id] for message_id in pending if isinstance(outcome[message_id], GmailError)]
+            failed = [outcome[key] for key in pending if isinstance(outcome[key], GmailError)]
             for error in failed:
                 error.retry_count = retry_count
             retryable = [error for error in failed if isinstance(error, GmailError) and error.retryable]
             if retryable:
-                pending = [message_id for message_id in pending if outcome[message_id] in retryable]
+                pending = [key for key in pending if outcome[key] in retryable]
                 log.warning(
                     "retrying failed batch parts",
-                    extra={"endpoint": "messages.get(batch)", "parts": len(pending), "retry_count": attempts},
+                    extra={"endpoint": f"{endpoint}(batch)", "parts": len(pending), "retry_count": attempts},
                 )
                 raise max(retryable, key=_patience)
 
         try:
             self._retrying(attempt, "batch")
         except GmailError as error:
-            if not any(results.get(message_id) is error for message_id in pending):
-                results.update(dict.fromkeys(pending, error))  # the whole batch failed: these lose their details
+            if not any(results.get(key) is error for key in pending):
+                results.update(dict.fromkeys(pending, error))  # the whole batch failed: these lose their answers
         return results
 
-    def _metadata_batch_once(
-        self, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
-    ) -> dict[str, dict[str, Any] | GmailError]:
-        self._quota.acquire(UNITS_GET * len(message_ids))  # each part of a batch costs its own units
-        with self._session() as session:
-            return self._metadata_batch_on(session, message_ids, headers, fields, retry_count=retry_count)
-
-    def _metadata_batch_on(
-        self, session: _Session, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
-    ) -> dict[str, dict[str, Any] | GmailError]:
+    def _batch_on(
+        self, session: _Session, endpoint: str, ids: list[str], make_part: MakePart, *, retry_count: int
+    ) -> dict[str, Resource | GmailError]:
         from server.gmail.batch import LeanBatchHttpRequest, is_compatible  # BatchHttpRequest minus email's CPU
 
-        outcome: dict[str, dict[str, Any] | GmailError] = {}
+        outcome: dict[str, Resource | GmailError] = {}
 
         def collect(request_id: str, response: Any, exception: Exception | None) -> None:
             if exception is None:
-                outcome[request_id] = response if isinstance(response, dict) else not_json("messages.get(batch)")
+                outcome[request_id] = response if isinstance(response, dict) else not_json(f"{endpoint}(batch)")
             else:
-                outcome[request_id] = self._map_exception(exception, "messages.get(metadata)")
+                outcome[request_id] = self._map_exception(exception, endpoint)
 
         batch_uri = f"{self._settings.endpoint}/batch/gmail/v1"
         if is_compatible():
@@ -297,67 +301,37 @@ class GmailClient:
             from googleapiclient.http import BatchHttpRequest
 
             batch = BatchHttpRequest(callback=collect, batch_uri=batch_uri)
-        messages = session.messages
-        for message_id in message_ids:
-            params: dict[str, Any] = {
-                "userId": "me",
-                "id": message_id,
-                "format": "metadata",
-                "metadataHeaders": list(headers),
-            }
-            if fields:
-                params["fields"] = fields
-            batch.add(messages.get(**params), request_id=message_id)
+        for key in ids:
+            batch.add(make_part(session, key), request_id=key)
         started = time.perf_counter()
+        name = endpoint.split("(", 1)[0] + "(batch)"  # "messages.get(batch)", "labels.get(batch)"
         try:
             batch.execute(http=session.http)
         except Exception as exc:
             error = self._map_exception(exc, "batch")
-            self._log_request("messages.get(batch)", started, error, parts=len(message_ids), retry_count=retry_count)
+            self._log_request(name, started, error, parts=len(ids), retry_count=retry_count)
             raise error from exc
         failed = [result for result in outcome.values() if isinstance(result, GmailError)]
         for error in failed:
             if isinstance(error, RateLimitedError):
                 self._metrics.record_rate_limited()
-        self._log_request(
-            "messages.get(batch)", started, parts=len(message_ids), failed_parts=len(failed), retry_count=retry_count
-        )
-        for message_id in message_ids:  # a part the server never answered counts as a transient failure
-            outcome.setdefault(message_id, TransientError("Gmail's batch answer had no part for this message."))
+        self._log_request(name, started, parts=len(ids), failed_parts=len(failed), retry_count=retry_count)
+        for key in ids:  # a part the server never answered counts as a transient failure
+            outcome.setdefault(key, TransientError("Gmail's batch answer had no part for this request."))
         return outcome
 
     # -- connections --------------------------------------------------------------------------------------------
 
     @contextmanager
-    def _session(self) -> Iterator[_Session]:
-        """Checks out an idle session (the most recently used: its connection is the likeliest still open)."""
+    def _pool_session(self) -> Iterator[_Session]:
         credentials = self._credentials.get()  # raises AuthError with guidance
-        with self._idle_lock:
-            # Sessions built for credentials the token store has since replaced are dropped, never reused.
-            self._idle = [idle for idle in self._idle if idle.credentials is credentials]
-            session = self._idle.pop() if self._idle else None
-        if session is None:
-            session = _Session(credentials, self._http_factory(), self._settings.endpoint)
-        self._local.session = session
-        try:
+        with self._pool.checkout(credentials) as session:
             yield session
-        finally:
-            self._local.session = None
-            if not session.broken:
-                with self._idle_lock:
-                    if len(self._idle) < IDLE_SESSIONS:
-                        self._idle.append(session)
-
-    def _discard_session(self) -> None:
-        """After a network failure, this thread's session is not reused, so the next attempt reconnects cleanly."""
-        session: _Session | None = getattr(self._local, "session", None)
-        if session is not None:
-            session.broken = True
 
     # -- error mapping: the one table is gmail/errors.py --------------------------------------------------------
 
     def _map_exception(self, exc: Exception, endpoint: str) -> GmailError:
         translated = translate(exc, endpoint=endpoint, now=self._clock(), timeout_s=self._settings.request_timeout_s)
         if translated.connection_broken:
-            self._discard_session()
+            self._pool.discard_current()
         return translated.error

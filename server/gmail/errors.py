@@ -89,7 +89,26 @@ def parse_retry_after(header: str | None, message: str, *, now: float) -> float 
     return None
 
 
-def map_http_error(exc: HttpError, *, now: float) -> GmailError:
+# What a 404 means depends on what was asked for: the endpoint's first word picks the explanation.
+_NOT_FOUND: dict[str, tuple[str, str]] = {
+    "threads": (
+        "No thread with that id exists in this mailbox.",
+        "Check the thread_id (take it from gmail_search_messages or gmail_get_message).",
+    ),
+    "attachments": (
+        "That attachment no longer exists in the message.",
+        "Call gmail_get_message on the message again and use a part_id from its attachment list.",
+    ),
+    "labels": ("No label with that id exists in this mailbox.", "gmail_list_labels lists every label's id and name."),
+}
+
+
+def _not_found(endpoint: str, **common: object) -> NotFoundError:
+    message, hint = _NOT_FOUND.get(endpoint.split(".", 1)[0], ("No message with that id exists in this mailbox.", ""))
+    return NotFoundError(message, hint=hint or None, **common)  # type: ignore[arg-type]
+
+
+def map_http_error(exc: HttpError, *, now: float, endpoint: str = "messages.get") -> GmailError:
     """Maps a Gmail HTTP error (status, reason, message) into the project's error tree."""
     status = exc.status_code
     message, reason = _error_payload(exc)
@@ -122,7 +141,7 @@ def map_http_error(exc: HttpError, *, now: float) -> GmailError:
             **common,
         )
     if status == 404 or (status == 400 and "invalid id" in message.lower()):
-        return NotFoundError("No message with that id exists in this mailbox.", **common)
+        return _not_found(endpoint, **common)
     if status == 408 or status >= 500:
         return TransientError(f"Gmail had a temporary problem (HTTP {status}): {message or 'backend error'}.", **common)
     if "page" in message.lower() and "token" in message.lower():
@@ -191,7 +210,7 @@ def translate(exc: Exception, *, endpoint: str, now: float, timeout_s: float) ->
     if isinstance(exc, BatchError):  # subclass of HttpError whose resp may be None: an unreadable batch answer
         return Translated(TransientError(f"Gmail's batch answer could not be read ({endpoint})."), False)
     if isinstance(exc, HttpError):
-        return Translated(map_http_error(exc, now=now), False)
+        return Translated(map_http_error(exc, now=now, endpoint=endpoint), False)
     if isinstance(exc, (google_auth_exceptions.RefreshError, google_auth_exceptions.TransportError)):
         return Translated(describe_refresh_failure(exc), False)
     if isinstance(exc, (socket.timeout, TimeoutError)):

@@ -59,7 +59,12 @@ class AccountRegistry:
         self._default = accounts[0].name if DEFAULT_ACCOUNT not in self._accounts else DEFAULT_ACCOUNT
         self._contexts = {
             account.name: ToolContext(
-                gmail=account.gmail, enrich_top_k=enrich_top_k, metrics=metrics, account=account.name
+                gmail=account.gmail,
+                enrich_top_k=enrich_top_k,
+                metrics=metrics,
+                account=account.name,
+                download_dir=account.settings.download_dir,
+                thread_max_chars=account.settings.thread_max_chars,
             )
             for account in accounts
         }

@@ -17,6 +17,7 @@ GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
 DEFAULT_ENRICH_TOP_K = 10
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_QUOTA_UNITS_PER_S = 100.0  # well under Gmail's 250 units/s per user
+DEFAULT_THREAD_MAX_CHARS = 60_000
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class Settings:
     request_timeout_s: float
     backoff_scale: float  # multiplies every retry wait; 1.0 in production, tiny in fault suites
     quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
+    download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: attachments may be saved here; None: never saved
+    thread_max_chars: int = DEFAULT_THREAD_MAX_CHARS  # GMAIL_MCP_THREAD_MAX_CHARS: one thread answer's text
 
     @property
     def endpoint(self) -> str:
@@ -78,4 +81,8 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         request_timeout_s=_number(env, "GMAIL_MCP_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.1),
         backoff_scale=_number(env, "GMAIL_MCP_BACKOFF_SCALE", 1.0, minimum=0.0),
         quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
+        thread_max_chars=int(_number(env, "GMAIL_MCP_THREAD_MAX_CHARS", DEFAULT_THREAD_MAX_CHARS, minimum=2_000)),
+        download_dir=_resolve(env["GMAIL_MCP_DOWNLOAD_DIR"])
+        if (env.get("GMAIL_MCP_DOWNLOAD_DIR") or "").strip()
+        else None,
     )

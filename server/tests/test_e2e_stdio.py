@@ -16,6 +16,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from server.runtime.config import PROJECT_ROOT
+from server.toolsets import ALL_TOOLS
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
@@ -56,7 +57,7 @@ async def test_search_page_and_read_over_stdio(emulator, tmp_path, mode):
     env = server_env(emulator, emulator.write_token(tmp_path / "token.json"))
     with open(tmp_path / "stderr.log", "w") as errlog:
         async with client_for(env, mode, errlog) as client:
-            assert {t.name for t in (await client.list_tools()).tools} == {"gmail_search_messages", "gmail_get_message"}
+            assert {t.name for t in (await client.list_tools()).tools} == set(ALL_TOOLS)
             ten = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 10})
             first = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 5})
             token = first.structured_content["next_page_token"]

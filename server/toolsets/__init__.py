@@ -6,7 +6,10 @@ A new read tool goes into an existing toolset or a new module here, and its tool
 from __future__ import annotations
 
 from server.tools import Toolset, ToolSpec
+from server.toolsets.attachments import ATTACHMENTS
+from server.toolsets.labels import LABELS
 from server.toolsets.messages import MESSAGES
+from server.toolsets.threads import THREADS
 
-ALL_TOOLSETS: tuple[Toolset, ...] = (MESSAGES,)
+ALL_TOOLSETS: tuple[Toolset, ...] = (MESSAGES, THREADS, ATTACHMENTS, LABELS)
 ALL_TOOLS: dict[str, ToolSpec] = {spec.name: spec for toolset in ALL_TOOLSETS for spec in toolset.tools}

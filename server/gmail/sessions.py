@@ -1,0 +1,113 @@
+"""Connections to Gmail: a pool of sessions, each an `AuthorizedHttp` plus the service objects built on it.
+
+httplib2.Http is not thread-safe and tool calls run in worker threads, so each call checks out a session that no
+other thread holds, and hands it back afterwards. Sessions outlive threads on purpose: anyio ends a worker thread
+after 10 s idle, and a session per thread would then reconnect (TCP + TLS to Google) on most calls of a
+conversation. The discovery document ships inside the library and is parsed once per process; resource objects
+are built once per session (building `users().messages()` costs more CPU than sending the request).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+from server.auth import single_attempt_request
+
+IDLE_SESSIONS = 8  # kept for reuse; more exist only while that many calls run at once
+_BUILD_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _gmail_discovery() -> dict[str, Any]:
+    from googleapiclient.discovery_cache import get_static_doc
+
+    return json.loads(get_static_doc("gmail", "v1"))
+
+
+def default_http(timeout_s: float) -> Any:
+    import httplib2
+
+    return httplib2.Http(timeout=timeout_s)
+
+
+class Session:
+    """A kept-alive connection and the resource objects on it, tied to the credentials object it was built for.
+
+    One thread at a time uses it: a call checks it out of the pool and hands it back.
+    """
+
+    def __init__(self, credentials: Any, http: Any, endpoint: str) -> None:
+        from google_auth_httplib2 import AuthorizedHttp
+        from googleapiclient.discovery import build_from_document
+
+        self.credentials = credentials
+        self.http = AuthorizedHttp(credentials, http=http)
+        # Its refresh-after-401 must not run google-auth's own sleeping retry loop either (see auth.py).
+        self.http._request = single_attempt_request(http)
+        with _BUILD_LOCK:  # build_from_document adds keys to the shared, cached discovery document as it goes
+            self.service = build_from_document(
+                _gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}
+            )
+        self.users = self.service.users()
+        self.messages = self.users.messages()
+        self._resources: dict[str, Any] = {}
+        self.broken = False  # set after a network failure: the connection is not handed out again
+
+    @property
+    def threads(self) -> Any:
+        return self._resource("threads", lambda: self.users.threads())
+
+    @property
+    def labels(self) -> Any:
+        return self._resource("labels", lambda: self.users.labels())
+
+    @property
+    def attachments(self) -> Any:
+        return self._resource("attachments", lambda: self.messages.attachments())
+
+    def _resource(self, name: str, build: Callable[[], Any]) -> Any:
+        # Built on first use: a session that only searches never pays for the others.
+        if name not in self._resources:
+            self._resources[name] = build()
+        return self._resources[name]
+
+
+class SessionPool:
+    """Idle sessions for reuse, and the one each thread has checked out (to mark it broken after a failure)."""
+
+    def __init__(self, endpoint: str, http_factory: Callable[[], Any]) -> None:
+        self._endpoint = endpoint
+        self._http_factory = http_factory
+        self._idle: list[Session] = []
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    @contextmanager
+    def checkout(self, credentials: Any) -> Iterator[Session]:
+        """An idle session for `credentials` (the most recently used: its connection is the likeliest open)."""
+        with self._lock:
+            # Sessions built for credentials the token store has since replaced are dropped, never reused.
+            self._idle = [idle for idle in self._idle if idle.credentials is credentials]
+            session = self._idle.pop() if self._idle else None
+        if session is None:
+            session = Session(credentials, self._http_factory(), self._endpoint)
+        self._local.session = session
+        try:
+            yield session
+        finally:
+            self._local.session = None
+            if not session.broken:
+                with self._lock:
+                    if len(self._idle) < IDLE_SESSIONS:
+                        self._idle.append(session)
+
+    def discard_current(self) -> None:
+        """After a network failure, this thread's session is not reused, so the next attempt reconnects cleanly."""
+        session: Session | None = getattr(self._local, "session", None)
+        if session is not None:
+            session.broken = True
