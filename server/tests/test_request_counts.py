@@ -29,7 +29,9 @@ from server.toolsets.messages.search import ENRICH_HEADERS
 pytestmark = pytest.mark.anyio
 SEARCH, GET = "gmail_search_messages", "gmail_get_message"
 LIST_PATH, BATCH_PATH = "/gmail/v1/users/me/messages", "/batch/gmail/v1"
-TOOLS_LIST_LIMIT = 10 * 1024  # every read tool together: what each conversation pays for tools/list
+# Every read tool together: what each conversation pays for tools/list (the security envelope of get, thread and
+# search results costs about 550 bytes of it).
+TOOLS_LIST_LIMIT = 11 * 1024
 
 
 @pytest.fixture
@@ -186,7 +188,7 @@ async def test_later_calls_neither_refresh_the_token_nor_reconnect(demo):
     assert emulator.info()["connections_accepted"] == connections
 
 
-async def test_tools_list_of_all_read_tools_fits_in_10_kb(demo):
+async def test_tools_list_of_all_read_tools_fits_in_11_kb(demo):
     emulator, token = demo
     async with Client(build_server(new_server_context(emulator, token)), mode="legacy") as client:
         listed = await client.list_tools()

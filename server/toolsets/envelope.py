@@ -35,22 +35,17 @@ _MARKER_LIKE = re.compile(r"\[(/?)(mail\b)", re.I)
 MAX_DETAIL_CHARS = 300
 
 
-class AuthenticationVerdicts(ToolOutput):
-    # "unknown" for all three when Gmail recorded no verdict (mail this account sent, drafts, imports).
-    spf: str
-    dkim: str
-    dmarc: str
-
-
 class SecurityWarning(ToolOutput):
     code: str
     detail: str
 
 
 class Security(ToolOutput):
-    # Hints, not a verdict: nothing here makes a message safe or malicious. No descriptions: every conversation
-    # pays for tools/list, and the names say it (hidden_chars: HTML text the reader does not see).
-    authentication: AuthenticationVerdicts
+    # Hints, not a verdict: nothing here makes a message safe or malicious. No descriptions and loose typing:
+    # every conversation pays for tools/list, and the names say it. `authentication` is {"spf", "dkim",
+    # "dmarc"}: Gmail's verdicts, all "unknown" when Gmail recorded none (mail this account sent, drafts, imports);
+    # `hidden_chars`: HTML text the reader does not see, left out of body_text.
+    authentication: dict[str, str] = Field(default_factory=dict)
     warnings: list[SecurityWarning] = Field(default_factory=list)
     hidden_chars: int | None = Field(None, exclude_if=omitted_when_none)
 
@@ -63,7 +58,7 @@ def security_of(parsed: ParsedMessage, headers: object) -> Security:
 def to_security(report: SecurityReport) -> Security:
     auth = report.authentication
     return Security(
-        authentication=AuthenticationVerdicts(spf=auth.spf, dkim=auth.dkim, dmarc=auth.dmarc),
+        authentication={"spf": auth.spf, "dkim": auth.dkim, "dmarc": auth.dmarc},
         warnings=[
             SecurityWarning(code=finding.code, detail=finding.detail[:MAX_DETAIL_CHARS]) for finding in report.findings
         ],

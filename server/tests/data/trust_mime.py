@@ -39,6 +39,11 @@ class TrustCase:
     html: str | None = field(default=None, repr=False)
 
 
+def message_id(name: str, domain: str) -> str:
+    """The Message-ID `message()` gives the message called `name` from `domain` (for replies that cite it)."""
+    return f"<{hashlib.sha256(name.encode()).hexdigest()[:24]}@{domain}>"
+
+
 def message(
     name: str,
     sender: str,
@@ -50,6 +55,8 @@ def message(
     auth: str | None = "pass",
     headers: tuple[tuple[str, str], ...] = (),
     forged_results: str | None = None,
+    attachment: tuple[str, bytes] | None = None,
+    date: str = "Tue, 17 Nov 2026 17:14:00 +0000",
 ) -> bytes:
     """A message as Gmail stores it; `auth` picks Gmail's verdicts (None: Gmail recorded none)."""
     msg = EmailMessage(policy=SMTP)
@@ -69,8 +76,8 @@ def message(
     msg["From"] = sender
     msg["To"] = OWNER
     msg["Subject"] = subject
-    msg["Date"] = "Tue, 17 Nov 2026 17:14:00 +0000"
-    msg["Message-ID"] = f"<{digest[:24]}@{domain}>"
+    msg["Date"] = date
+    msg["Message-ID"] = message_id(name, domain)
     msg["X-Trust-Case"] = name  # how the tests find a case in the emulator
     if reply_to:
         msg["Reply-To"] = reply_to
@@ -85,6 +92,8 @@ def message(
         msg.set_content(html, subtype="html")
     else:
         msg.set_content(text or "")
+    if attachment is not None:
+        msg.add_attachment(attachment[1], maintype="text", subtype="plain", filename=attachment[0])
     return msg.as_bytes()
 
 

@@ -201,9 +201,8 @@ GET_MESSAGE = ToolSpec(
     name="gmail_get_message",
     title="Read a Gmail message",
     description=(
-        "Read one message by an id from gmail_search_messages: headers, readable body text and attachment "
-        "list, or with format='metadata' only headers and snippet. Read a long body on with "
-        "offset=next_offset. " + UNTRUSTED_CONTENT
+        "Read one message by an id from gmail_search_messages: headers, readable body text, attachment list "
+        "and security warnings. Read a long body on with offset=next_offset. " + UNTRUSTED_CONTENT
     ),
     input_model=GetMessageInput,
     output_model=GetMessageResult,
