@@ -50,7 +50,8 @@ def show(result: Any, as_json: bool, out: TextIO) -> bool:
         payload = result.structured_content or {"content": [block.text for block in result.content]}
         out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write("\n".join(block.text for block in result.content) + "\n")
+        # Resource links (one per search result) and images have no text: the text blocks are the answer.
+        out.write("\n".join(block.text for block in result.content if getattr(block, "type", "") == "text") + "\n")
     return not result.is_error
 
 

@@ -239,3 +239,11 @@ def test_the_plain_alternative_that_repeats_hidden_text_is_not_the_body() -> Non
     (case,) = [c for c in attack_cases() if c.name == "plain-twin"]
     parsed, _ = _report(case)
     assert parsed.body_source == "text/html" and any("shows text the HTML part hides" in n for n in parsed.notes)
+
+
+def test_trust_bench_meets_its_target(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.trust_bench import main
+
+    assert main([]) == 0
+    printed = capsys.readouterr().out
+    assert "demo mailbox" in printed and "crafted attacks" in printed and ": PASS" in printed
