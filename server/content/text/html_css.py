@@ -12,6 +12,7 @@ rule displays (`#menu:checked ~ .panel`, the interactive-mail pattern). Pure; li
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 Colour = tuple[int, int, int, float]  # r, g, b (0-255), alpha (0-1)
 
@@ -19,7 +20,8 @@ MAX_SHEET_CHARS = 200_000  # CSS a message may declare; the rest is ignored
 MAX_RULES = 2_000
 _SIMPLE = re.compile(r"(\*|[a-z][a-z0-9]*)?(?:\.([\w-]+))?")
 _ID = re.compile(r"#([\w-]+)")
-_TRAILING_CLASS = re.compile(r"""(?:\.([\w-]+)|\[class[~*|^]?=["']?([\w-]+)["']?\])[^\s>+~.\[]*$""")
+_COMBINATOR = re.compile(r"[\s>+~]+")
+_CLASS_IN = re.compile(r"""\.([\w-]+)|\[class[~*|^]?=["']?([\w-]+)""")
 _HEX = re.compile(r"#([0-9a-f]{3,8})\b")
 _FUNC = re.compile(r"rgba?\(([^)]*)\)")
 _LENGTH = re.compile(r"(-?\d*\.?\d+)(px|pt|em|rem|%|pc|in|cm|mm|ex|ch|vw|vh)?$")
@@ -74,9 +76,18 @@ _FONT_KEYWORDS = {"xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.
 
 
 def declarations(style: str | None) -> dict[str, str]:
-    """`"Color: #FFF; font-size: 0 !important"` -> {"color": "#fff", "font-size": "0"} (lower case)."""
+    """`"Color: #FFF; font-size: 0 !important"` -> {"color": "#fff", "font-size": "0"} (lower case).
+
+    Mail repeats the same style attribute hundreds of times, so short ones are parsed once; the dict returned
+    is shared and must not be changed.
+    """
     if not style:
         return {}
+    return _declarations(style) if len(style) <= 500 else _declarations.__wrapped__(style)
+
+
+@lru_cache(maxsize=1024)
+def _declarations(style: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for decl in style.lower().split(";"):
         key, colon, value = decl.partition(":")
@@ -124,16 +135,16 @@ class StyleSheet:
         for selector in prelude.split(","):
             selector = selector.strip()
             if conditional:
-                tail = _TRAILING_CLASS.search(selector)
+                tail = _trailing_class(selector)
                 if tail and _shows(decls):
-                    self.toggled.add(tail.group(1) or tail.group(2))
+                    self.toggled.add(tail)
                 continue
             key = _simple_key(selector)
             if key is None:
                 self.loose_colours = self.loose_colours or not _COLOUR_KEYS.isdisjoint(decls)
-                tail = _TRAILING_CLASS.search(selector)
+                tail = _trailing_class(selector)
                 if tail and decls.get("display", "none") != "none":  # `#menu:checked ~ .panel`: interactive
-                    self.toggled.add(tail.group(1) or tail.group(2))
+                    self.toggled.add(tail)
                 continue
             self.rules.setdefault(key, {}).update(decls)
             if key[0] not in ".#":
@@ -173,6 +184,13 @@ def _strip_comments(css: str) -> str:
         pos = end + 2
 
 
+def _trailing_class(selector: str) -> str | None:
+    """The last class of the element a selector picks: `.body .mobile:hover` -> `mobile`."""
+    compound = _COMBINATOR.split(selector.strip()[-300:])[-1]
+    classes = _CLASS_IN.findall(compound)
+    return (classes[-1][0] or classes[-1][1]) if classes else None
+
+
 def _simple_key(selector: str) -> str | None:
     if selector.startswith("#"):
         match = _ID.fullmatch(selector)
@@ -198,6 +216,7 @@ def _shows(decls: dict[str, str]) -> bool:
 # -- values --------------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1024)
 def parse_colour(value: str | None) -> Colour | None:
     """A CSS colour (`#fff`, `#ffffffcc`, `rgb(1,2,3)`, `rgba(1 2 3 / 50%)`, a common name); None if unknown."""
     if not value:
@@ -259,6 +278,7 @@ def _first_colour(shorthand: str) -> Colour | None:
     return None
 
 
+@lru_cache(maxsize=1024)
 def length_px(value: str | None, parent_px: float = 16.0) -> float | None:
     """A CSS length in pixels (`0`, `1px`, `8pt`, `0.1em`, `50%`, `small`); None when not a plain length."""
     if not value:

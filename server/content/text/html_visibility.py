@@ -33,6 +33,25 @@ MAX_SEGMENT_CHARS = 2_000  # text kept per run (its full length is counted)
 TINY_FONT_PX = 3.0  # below this a glyph is a dot: nobody reads it
 OFF_SCREEN_PX = -500.0
 _PIXEL = {"0", "1", "0px", "1px"}
+_HIDING_KEYS = frozenset(
+    [
+        "display",
+        "visibility",
+        "opacity",
+        "overflow",
+        "overflow-y",
+        "transform",
+        "left",
+        "top",
+        "right",
+        "margin-left",
+        "margin-top",
+        "text-indent",
+        "clip",
+        "clip-path",
+    ]
+)
+_BACKGROUND_KEYS = frozenset(("background", "background-color", "background-image"))
 _FONT_SIZE_ATTR = {"1": 10.0, "2": 13.0, "3": 16.0, "4": 18.0, "5": 24.0, "6": 32.0, "7": 48.0}
 
 
@@ -49,7 +68,7 @@ def hidden_reason(decls: dict[str, str], attrs: dict[str, str]) -> str | None:
     """Why an element hides itself and all it holds, or None when it does not."""
     if "hidden" in attrs:
         return "hidden attribute"
-    if not decls:
+    if not decls or _HIDING_KEYS.isdisjoint(decls):
         return None
     if decls.get("display") == "none":
         return "display:none"
@@ -126,7 +145,7 @@ def next_look(parent: Look, tag: str, decls: dict[str, str], attrs: dict[str, st
         changes["colour"], changes["colour_depth"] = parse_colour(stated), depth
     elif tag == "a" and parent.colour is not None:
         changes["colour"] = None  # links take the reader's link colour unless they state their own
-    if decls or "bgcolor" in attrs or "background" in attrs:
+    if "bgcolor" in attrs or "background" in attrs or not _BACKGROUND_KEYS.isdisjoint(decls):
         painted = background_of(decls, attrs)
         if painted is not None:
             changes["background"] = painted
