@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.content.text.html_css import StyleSheet, length_px, parse_colour
 from server.content.text.html_text import convert_html, html_to_text
@@ -184,3 +186,46 @@ def test_hostile_css_is_bounded() -> None:
     sheet.add("/*" * 50_000 + "{" * 50_000 + ".a{color:red}" * 5_000)
     sheet.add(".late{display:none}" * 10)
     assert len(sheet.rules) <= 2
+
+
+def test_hostile_selectors_are_linear() -> None:
+    # A 50 KB class name once took a backtracking regex 32 s; now each selector is split once.
+    sheet = StyleSheet()
+    sheet.add("." + "a" * 50_000 + " x{display:block} @media x{." + "b" * 50_000 + " {display:block}}")
+    assert [len(name) for name in sheet.toggled] == [50_000] and sheet.matching("x", {"class": "a"}) == {}
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "<span style='display:none'>",
+                "<span style='color:#fff'>",
+                "<div style='font-size:0'>",
+                "<div style='font-size:14px'>",
+                "<td bgcolor='#fff'>",
+                "<a href='https://x.example'>",
+                "<style>.h{display:none}</style>",
+                "<p class='h'>",
+                "</span>",
+                "</div>",
+                "</p>",
+                "<table><tr>",
+                "<br>",
+                "word",
+                " ",
+                "&nbsp;",
+            ]
+        ),
+        max_size=60,
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_hidden_markers_balance_and_counts_add_up(tokens: list[str]) -> None:
+    markup = "".join(tokens)
+    shown = convert_html(markup, include_hidden=True)
+    assert shown.text.count("[hidden]") == shown.text.count("[/hidden]")
+    default = convert_html(markup)
+    assert "[hidden]" not in default.text
+    assert default.hidden_chars == sum(run.chars for run in default.hidden)
+    assert default.text.count("word") + sum(run.text.count("word") for run in default.hidden) >= markup.count("word")

@@ -186,7 +186,7 @@ def _strip_comments(css: str) -> str:
 
 def _trailing_class(selector: str) -> str | None:
     """The last class of the element a selector picks: `.body .mobile:hover` -> `mobile`."""
-    compound = _COMBINATOR.split(selector.strip()[-300:])[-1]
+    compound = _COMBINATOR.split(selector.strip())[-1]
     classes = _CLASS_IN.findall(compound)
     return (classes[-1][0] or classes[-1][1]) if classes else None
 
