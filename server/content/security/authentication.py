@@ -21,6 +21,7 @@ _PROPERTY = re.compile(r"\b(smtp\.mailfrom|header\.from|header\.d|header\.i)\s*=
 _BY = re.compile(r"\bby\s+([^\s;()]+)", re.I)
 _IP_LITERAL = re.compile(r"^\[?(?:[0-9a-f]{0,4}:){2,}[0-9a-f:.]*\]?$|^\[?\d{1,3}(?:\.\d{1,3}){3}\]?$", re.I)
 _MAX_HEADER_CHARS = 8_000
+_COMMENT = re.compile(r"\([^()]*\)")
 
 
 @dataclass(frozen=True)
@@ -109,9 +110,11 @@ def _google_hop(received: str) -> bool:
 
 
 def _without_comments(text: str) -> str:
-    """Drop (comments), nested ones too; linear."""
-    if "(" not in text:
-        return text
+    """Drop (comments), nested ones too: innermost first, a few passes; deeper nesting falls back to a scan."""
+    for _ in range(4):
+        if "(" not in text:
+            return text
+        text = _COMMENT.sub("", text)
     out, depth = [], 0
     for ch in text:
         if ch == "(":

@@ -8,6 +8,7 @@ domain label imitates a name when their skeletons are equal and it is not simply
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 _SINGLE = {
     # digits and look-alike ASCII
@@ -80,6 +81,7 @@ _PAIRS = (("rn", "m"), ("vv", "w"), ("cl", "d"))
 _LOOKALIKE_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE")
 
 
+@lru_cache(maxsize=4096)
 def skeleton(label: str) -> str:
     """The shape of a label: `PayPa1` -> `paypal`, `pаypal` (Cyrillic а) -> `paypal`, `rnicrosoft` -> `mlcrosoft`."""
     text = unicodedata.normalize("NFKD", label.lower())
@@ -104,6 +106,7 @@ def imitates(label: str, target: str) -> bool:
     return skeleton(label) == skeleton(target)
 
 
+@lru_cache(maxsize=4096)
 def _plain(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch) and ch not in "- _.'")

@@ -105,7 +105,10 @@ def named_domains(text: str, limit: int = MAX_NAMED) -> list[str]:
     domains. Unicode names come back in punycode.
     """
     found: dict[str, None] = {}
-    for pattern in (_URL_HOST, _EMAIL, _DOMAIN):
+    if "." not in text:
+        return []
+    patterns = [pattern for pattern, probe in ((_URL_HOST, "://"), (_EMAIL, "@"), (_DOMAIN, "")) if probe in text]
+    for pattern in patterns:
         for match in pattern.finditer(text):
             host = match.group(1).rstrip(".").lower()
             tld = host.rsplit(".", 1)[-1]
