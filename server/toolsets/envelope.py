@@ -22,7 +22,7 @@ import secrets
 
 from pydantic import Field
 
-from server.content.message import ParsedMessage, parse_addresses
+from server.content.message import Address, ParsedMessage, parse_addresses
 from server.content.security.authentication import trusted_authentication
 from server.content.security.domains import named_domains
 from server.content.security.report import SecurityReport, assess_message
@@ -66,15 +66,13 @@ def to_security(report: SecurityReport) -> Security:
     )
 
 
-def header_warnings(headers: list[dict], from_value: str | None, subject: str | None, snippet: str) -> list[str]:
+def header_warnings(headers: list[dict], sender: Address | None, subject: str | None, snippet: str) -> list[str]:
     """Warning codes a search result can carry at no extra cost: from the headers it fetched anyway
     (From, Reply-To, Authentication-Results without Received: the topmost one is trusted) and its snippet."""
-    senders = parse_addresses(from_value or "")
     codes = []
     if trusted_authentication(headers).failed:
         codes.append("auth_failed")
-    if senders:
-        sender = senders[0]
+    if sender is not None:
         reply_to = parse_addresses(_first(headers, "reply-to") or "")
         named = named_domains("\n".join(part for part in (sender.name, subject, snippet) if part), limit=20)
         named.extend(address.email.rpartition("@")[2] for address in reply_to)

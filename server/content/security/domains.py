@@ -10,6 +10,7 @@ subdomain belongs to someone else. Pure.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 
 def _words(text: str) -> frozenset[str]:
@@ -74,6 +75,7 @@ def unicode_label(label: str) -> str:
     return label
 
 
+@lru_cache(maxsize=4096)
 def registrable_domain(host: str) -> str:
     """The part of a host name one owner registered: `mail.paypal.co.uk` -> `paypal.co.uk`, `x.github.io` stays."""
     labels = [label for label in normalize_host(host).split(".") if label]

@@ -188,8 +188,7 @@ def collect_message_refs(
 def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchResultItem:
     """A search result line from a metadata-format message resource."""
     headers = (resource.get("payload") or {}).get("headers") or []
-    from_value = bounded(header_value(headers, "From"))
-    senders = parse_addresses(from_value or "")  # the first sender is in the head
+    senders = parse_addresses(bounded(header_value(headers, "From")) or "")  # the first sender is in the head
     sender = senders[0] if senders else None
     subject = bounded(header_value(headers, "Subject"), MAX_ITEM_FIELD_CHARS)
     # Gmail escapes entities in snippets; newsletters pad them with invisible characters.
@@ -202,8 +201,7 @@ def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchR
         subject=subject,
         date=to_iso_date(header_value(headers, "Date"), resource.get("internalDate")),
         snippet=snippet,
-        warnings=header_warnings(headers if isinstance(headers, list) else [], from_value, subject, snippet or "")
-        or None,
+        warnings=header_warnings(headers if isinstance(headers, list) else [], sender, subject, snippet or "") or None,
     )
 
 
