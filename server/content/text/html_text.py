@@ -12,10 +12,8 @@ table rows become "cell | cell" (layout tables whose cells hold paragraphs stay 
 as "text (url)" when the URL adds something; images become their alt text; tracking pixels and hidden elements
 (including preheaders) are dropped; whitespace is collapsed, with at most one blank line in a row.
 
-Text a person would not see (`html_visibility.py`: hidden elements, tiny fonts, text coloured like its
-background) is left out and collected as `HiddenSegment`s for the security checks; with `include_hidden` it stays
-in place between `[hidden]` and `[/hidden]`. `<style>` blocks feed a small stylesheet (`html_css.py`) so class
-rules count too.
+Text a person would not see (`html_visibility.py`, with `<style>` rules from `html_css.py`) is left out and
+collected for the security checks; with `include_hidden` it stays in place between `[hidden]` and `[/hidden]`.
 """
 
 from __future__ import annotations
@@ -378,7 +376,7 @@ def html_to_text(markup: str) -> str:
         markup: The HTML source (already decoded to str).
 
     Returns:
-        Readable text (see the module docstring for the rules); "" for non-strings or empty input.
+        Readable text (see the module docstring); "" for non-strings or empty input.
     """
     return convert_html(markup).text
 
@@ -398,6 +396,5 @@ def convert_html(markup: str, include_hidden: bool = False) -> HtmlText:
         return HtmlText("", (), 0, ())
     converter = _Converter(include_hidden)
     converter.run(markup)
-    text = converter.finish()
-    collector = converter.collector
-    return HtmlText(text, tuple(collector.segments), collector.total_chars, tuple(converter.link_hosts))
+    found, text = converter.collector, converter.finish()  # finish() closes the last hidden run
+    return HtmlText(text, tuple(found.segments), found.total_chars, tuple(converter.link_hosts))
