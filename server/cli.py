@@ -162,6 +162,8 @@ TOUR_SEARCHES: list[tuple[str, dict[str, Any]]] = [
     ("Anything from the last 7 days with an attachment", {"query": "has:attachment", "newer_than_days": 7}),
     ("A search that finds nothing (see the hint)", {"query": "from:nobody@nowhere.invalid"}),
 ]
+# The demo mailbox holds an invoice with instructions for the assistant hidden in its HTML: the tour reads it.
+TOUR_FLAGGED = ("A message the server flags (hidden instructions, replies routed elsewhere)", "Invoice INV-4471")
 
 
 async def run_tour(args: argparse.Namespace) -> int:
@@ -204,6 +206,8 @@ async def run_tour(args: argparse.Namespace) -> int:
             calls += 1
             if not show(result, args.json, out):
                 return 1
+        if args.demo:
+            calls += await tour_flagged(client, args.json, out)
     out.write(f"\n{RULE}\nDone: {calls} tool calls in {time.perf_counter() - started:.1f} s. ")
     out.write("Connect your assistant next: see README 'Use it from Claude Desktop'.\n")
     return 0
@@ -243,6 +247,22 @@ async def tour_reading_steps(client: Any) -> tuple[list[tuple[str, str, dict[str
             )
     steps.append(("Labels and their counts", "gmail_list_labels", {"labels": ["INBOX", "STARRED", "UNREAD"]}))
     return steps, lookups
+
+
+async def tour_flagged(client: Any, as_json: bool, out: TextIO) -> int:
+    """Finds the demo's phishing invoice and reads it: the security line and the fence in action."""
+    title, subject = TOUR_FLAGGED
+    search = {"query": f'subject:"{subject}"', "max_results": 1}
+    out.write(f"\n{RULE}\n▶ {title}\n  gmail_search_messages {json.dumps(search)}\n\n")
+    found = await client.call_tool("gmail_search_messages", search)
+    show(found, as_json, out)
+    messages = (found.structured_content or {}).get("messages") or []
+    if not messages:
+        return 1
+    arguments = {"message_id": messages[0]["id"], "max_body_chars": 1200}
+    out.write(f"\n  gmail_get_message {json.dumps(arguments)}\n\n")
+    show(await client.call_tool("gmail_get_message", arguments), as_json, out)
+    return 2
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -41,7 +41,9 @@ from server.runtime.observability import Metrics, get_logger
 
 log = get_logger("cache")
 
-SUMMARY_HEADERS = ("From", "Subject", "Date")
+# Headers that never change: who, what, when, and the sender checks of the trust envelope (Reply-To, and the
+# verdicts Gmail recorded on arrival).
+SUMMARY_HEADERS = ("From", "Subject", "Date", "Reply-To", "Authentication-Results")
 SUMMARY_FIELDS = "id,threadId,snippet,internalDate,payload/headers"
 SEARCH_ENTRIES = 10
 SEARCH_TTL_S = 300.0
