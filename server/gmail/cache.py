@@ -60,7 +60,9 @@ def _profile(headers: Sequence[str], fields: str | None) -> str:
 _SUMMARY_PROFILE = _profile(SUMMARY_HEADERS, SUMMARY_FIELDS)
 # Client methods served as they are: reads this layer does not cache. A write added to the client must not be
 # listed here: wrap it in CachedGmail and call invalidate_searches() after it (a test enforces the choice).
-PASS_THROUGH = frozenset({"get_message"})
+# Reads of what the caches do not keep: a thread (its labels change), an attachment (large, read once), labels
+# (counts change with every message).
+PASS_THROUGH = frozenset({"get_message", "get_thread", "get_attachment", "list_labels", "get_labels"})
 
 
 @dataclass
