@@ -11,6 +11,10 @@ In-process::
         token_file = emulator.write_token(tmp / "token.json")
         # GMAIL_API_ENDPOINT=emulator.url, GMAIL_TOKEN_URI=emulator.token_uri, GMAIL_TOKEN_PATH=token_file
 
+Several mailboxes (several Google accounts): `start_emulator(path, mailboxes={"ada@work.example": path2})`;
+`write_token(file, user="ada@work.example")` writes that owner's token, and each token reaches its owner's
+mailbox only (`users/me` is the token's owner).
+
 Command line: `python -m server.emulator --mailbox PATH` prints its base URL on one stdout line.
 
 Control plane (JSON in and out; never under Gmail's paths; the same operations are methods on `Emulator`):
@@ -23,7 +27,8 @@ Control plane (JSON in and out; never under Gmail's paths; the same operations a
                                            "batch_parts", "parts": [{"method", "path", "status"}], "fault",
                                            "started_at", "duration_ms"}]}
     POST /_emulator/concurrency-limit  {"limit": N | null}  -> {"limit": N | null}
-    POST /_emulator/reset | /revoke | /expire-tokens  -> {"ok": true}
+    POST /_emulator/reset | /revoke | /expire-tokens  -> {"ok": true}   (/revoke {"user": address} revokes one
+                                                                          owner's refresh token only)
     GET  /_emulator/info               -> {"email", "messages", "threads", "concurrency_limit", "in_flight",
                                            "peak_in_flight", "connections_accepted"}
 
