@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -23,10 +24,11 @@ from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from server import __version__
-from server.errors import GmailError, InternalError, InvalidInputError
-from server.protocol.schemas import input_schema, output_schema
+from server.errors import GmailError, InternalError, InvalidInputError, PermissionDeniedError
+from server.gmail import scopes
+from server.protocol.schemas import ACCOUNT_ARGUMENT, input_schema, output_schema, with_accounts, with_mailbox
 from server.runtime.observability import get_logger
-from server.tools import ContextSource, Toolset, ToolSpec, offered_tools
+from server.tools import ContextSource, ToolContext, Toolset, ToolSpec, offered_tools
 from server.toolsets import ALL_TOOLSETS
 from server.toolsets.common import UNTRUSTED_CONTENT
 
@@ -40,15 +42,16 @@ INSTRUCTIONS = (
 
 
 @functools.cache
-def tool_definition(spec: ToolSpec) -> types.Tool:
-    """The `tools/list` entry of a tool, built once per process (schemas cost CPU to generate)."""
+def tool_definition(spec: ToolSpec, accounts: tuple[str, ...] = ()) -> types.Tool:
+    """The `tools/list` entry of a tool for a caller reaching `accounts` (the default first), built once per
+    process and account set (schemas cost CPU to generate; the account names are known only at start-up)."""
     annotations = spec.annotations
     return types.Tool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        input_schema=input_schema(spec.input_model),
-        output_schema=output_schema(spec.output_model),
+        input_schema=with_accounts(input_schema(spec.input_model), accounts),
+        output_schema=with_mailbox(output_schema(spec.output_model), len(accounts) > 1),
         annotations=types.ToolAnnotations(
             read_only_hint=annotations.read_only,
             destructive_hint=annotations.destructive,
@@ -62,14 +65,17 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def describe_validation_error(exc: ValidationError, spec: ToolSpec) -> InvalidInputError:
+def describe_validation_error(
+    exc: ValidationError, spec: ToolSpec, several_accounts: bool = False
+) -> InvalidInputError:
     problems = []
     for error in exc.errors(include_url=False):
         # Argument names come from the caller and may be huge: echo at most 60 characters of each.
         where = ".".join(_clip(str(part), 60) for part in error["loc"]) or "arguments"
         message = _clip(str(error["msg"]).removeprefix("Value error, "), 300)
         problems.append(f"{where}: {message}")
-    allowed = ", ".join(spec.input_model.model_fields)
+    names = [name for name in spec.input_model.model_fields if name != ACCOUNT_ARGUMENT]
+    allowed = ", ".join(names + ([ACCOUNT_ARGUMENT] if several_accounts else []))
     return InvalidInputError(
         f"Invalid arguments for {spec.name}: " + "; ".join(problems[:5]),
         hint=f"Fix the arguments and call again. Accepted arguments: {allowed}.",
@@ -103,22 +109,73 @@ class ToolCatalog:
         self.toolsets = toolsets
         self.enabled = enabled
 
-    def offered(self) -> dict[str, ToolSpec]:
-        return offered_tools(self.toolsets, enabled=self.enabled, granted=self.source.granted_scopes(None))
+    def reachable(self, allowed: frozenset[str] | None = None) -> list[str]:
+        """The configured accounts a caller may use (all of them unless its credential names some), default first."""
+        names = self.source.names
+        return names if allowed is None else [name for name in names if name in allowed]
+
+    def offered(self, accounts: list[str] | None = None) -> dict[str, ToolSpec]:
+        """The tools listed to a caller: a tool is offered when any account it reaches holds the tool's scopes."""
+        granted = [self.source.granted_scopes(name) for name in (accounts or [self.source.default_name])]
+        known = [scopes_held for scopes_held in granted if scopes_held is not None]
+        held = frozenset().union(*known) if known else None
+        return offered_tools(self.toolsets, enabled=self.enabled, granted=held)
+
+
+def resolve_account(catalog: ToolCatalog, requested: str | None, reachable: list[str]) -> str:
+    """The account a call uses: the one it names (among those the caller reaches), else the default."""
+    if not reachable:
+        raise InvalidInputError(
+            "This connection's credential reaches none of the configured accounts.",
+            hint="Ask the server's operator to map the credential to an account (GMAIL_MCP_HTTP_TOKEN_FILE).",
+        )
+    if requested is None:
+        default = catalog.source.default_name
+        return default if default in reachable else reachable[0]
+    key = requested.strip().lower()
+    if key not in reachable:
+        raise InvalidInputError(
+            f"No account named {_clip(requested, 60)!r}.",
+            hint=f"Use one of the configured accounts: {', '.join(reachable)} (or leave account out).",
+        )
+    return key
+
+
+def _with_account(answer: types.CallToolResult, account: str, mailbox: str | None, several: bool) -> None:
+    """Results say whose mail they hold: `mailbox` always (when known), and with several accounts the account's
+    name beside it and one line at the top of the text."""
+    data = answer.structured_content
+    if data is None:
+        return
+    if mailbox:
+        data["mailbox"] = mailbox
+    if several:
+        data[ACCOUNT_ARGUMENT] = account
+        whose = f"{mailbox} (account {account!r})" if mailbox else f"account {account!r}"
+        text = answer.content[0]
+        if isinstance(text, types.TextContent):
+            text.text = f"Mailbox: {whose}\n{text.text}"
 
 
 async def call_tool(
-    catalog: ToolCatalog | ContextSource, name: str, arguments: dict[str, Any] | None
+    catalog: ToolCatalog | ContextSource,
+    name: str,
+    arguments: dict[str, Any] | None,
+    allowed: frozenset[str] | None = None,
 ) -> types.CallToolResult:
+    """Runs one tool call; `allowed` restricts the accounts (an HTTP credential that reaches only some)."""
     if not isinstance(catalog, ToolCatalog):
         catalog = ToolCatalog(catalog)
-    tools = catalog.offered()
+    reachable = catalog.reachable(allowed)
+    tools = catalog.offered(reachable)
     spec = tools.get(name)
     if spec is None:
         raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool {name!r}. Available: {', '.join(tools)}.")
     request_id = uuid.uuid4().hex[:12]
     started = time.perf_counter()
     log.info("tool start", extra={"request_id": request_id, "tool": name})
+    several = len(catalog.source.names) > 1
+    account: str | None = None
     ctx = None
     try:
         if arguments is not None and not isinstance(arguments, dict):
@@ -126,17 +183,22 @@ async def call_tool(
         try:
             args = spec.input_model.model_validate(arguments or {})
         except ValidationError as exc:
-            raise describe_validation_error(exc, spec) from None
-        ctx = catalog.source.context_for(getattr(args, "account", None))
+            raise describe_validation_error(exc, spec, several) from None
+        account = resolve_account(catalog, getattr(args, ACCOUNT_ARGUMENT, None), reachable)
+        ctx = catalog.source.context_for(account)
+        granted = catalog.source.granted_scopes(account)
+        if granted is not None and not scopes.covers(granted, spec.scopes):
+            raise PermissionDeniedError(f"The token of account {account!r} does not grant what {name} needs.")
         # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
-        result = await anyio.to_thread.run_sync(spec.run, ctx, args, abandon_on_cancel=True)
+        result, mailbox = await anyio.to_thread.run_sync(_run, spec, ctx, args, catalog.source, abandon_on_cancel=True)
         answer = types.CallToolResult(
             content=[types.TextContent(type="text", text=spec.render(result))],
             # No nulls: an absent field says the same in fewer bytes (the output schemas are built to match).
             structured_content=result.model_dump(mode="json", by_alias=True, exclude_none=True),
         )
+        _with_account(answer, account, mailbox, several)
     except GmailError as error:
-        answer = error_result(error)
+        answer = error_result(catalog.source.explain(error, account) if account else error)
     except Exception:
         log.exception("tool crashed", extra={"request_id": request_id, "tool": name})
         answer = error_result(InternalError(f"{name} failed unexpectedly (request {request_id})."))
@@ -145,6 +207,8 @@ async def call_tool(
     metrics = (ctx or catalog.source.context_for(None)).metrics
     metrics.record_call(name, ok=not answer.is_error, latency_ms=latency_ms, category=category)
     log_fields: dict[str, Any] = {"request_id": request_id, "tool": name, "latency_ms": latency_ms}
+    if several and account:
+        log_fields["account"] = account
     if category:
         log.warning("tool end", extra={**log_fields, "error_type": category})
     else:
@@ -152,18 +216,36 @@ async def call_tool(
     return answer
 
 
+def _run(spec: ToolSpec, ctx: ToolContext, args: Any, source: ContextSource) -> tuple[Any, str | None]:
+    """The handler, then the account's address (known after the first call; asked of Gmail at most once)."""
+    result = spec.run(ctx, args)
+    return result, source.mailbox_of(ctx.account)
+
+
 def build_server(
-    source: ContextSource, *, toolsets: tuple[Toolset, ...] = ALL_TOOLSETS, enabled: frozenset[str] = frozenset()
+    source: ContextSource,
+    *,
+    toolsets: tuple[Toolset, ...] = ALL_TOOLSETS,
+    enabled: frozenset[str] = frozenset(),
+    accounts_of: Callable[[Any], frozenset[str] | None] | None = None,
 ) -> Server[Any]:
     """The MCP server over `source`: the account registry, or a ready ToolContext (tests wire one to a fake or
-    local Gmail). `enabled` names the opt-in toolsets the person turned on."""
+    local Gmail). `enabled` names the opt-in toolsets the person turned on. `accounts_of(request context)` says
+    which accounts the request's credential reaches (None: all); the HTTP transport supplies it."""
     catalog = ToolCatalog(source, toolsets, enabled)
 
-    async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool_definition(spec) for spec in catalog.offered().values()])
+    def allowed(request: Any) -> frozenset[str] | None:
+        return accounts_of(request) if accounts_of is not None else None
 
-    async def on_call_tool(_request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await call_tool(catalog, params.name, params.arguments)
+    async def on_list_tools(request: Any, _params: Any) -> types.ListToolsResult:
+        reachable = catalog.reachable(allowed(request))
+        names = tuple(reachable)
+        return types.ListToolsResult(
+            tools=[tool_definition(spec, names) for spec in catalog.offered(reachable).values()]
+        )
+
+    async def on_call_tool(request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await call_tool(catalog, params.name, params.arguments, allowed(request))
 
     return Server(
         "gmail",

@@ -91,3 +91,33 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _admits_null(schema: Any) -> bool:
     return isinstance(schema, dict) and _NULL in (schema.get("anyOf") or ())
+
+
+ACCOUNT_ARGUMENT = "account"
+
+
+def with_accounts(schema: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """An input schema offering `account` as an enum of the configured `names` (default first), or, with one
+    account, not at all: a single-account server pays nothing for the feature in `tools/list`."""
+    properties = dict(schema.get("properties") or {})
+    if len(names) > 1:
+        properties[ACCOUNT_ARGUMENT] = {
+            "type": "string",
+            "enum": list(names),
+            "description": f"Which account's mailbox to use (default: {names[0]}).",
+        }
+    else:
+        properties.pop(ACCOUNT_ARGUMENT, None)
+    return {**schema, "properties": properties}
+
+
+def with_mailbox(schema: dict[str, Any], several: bool) -> dict[str, Any]:
+    """An output schema that also declares `mailbox` (the Google address the result comes from) and, with
+    several accounts, `account` (the account's name)."""
+    properties = {
+        **(schema.get("properties") or {}),
+        "mailbox": {"type": "string", "description": "Whose mail this is (the account's Google address)."},
+    }
+    if several:
+        properties[ACCOUNT_ARGUMENT] = {"type": "string"}
+    return {**schema, "properties": properties}

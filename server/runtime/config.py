@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from server.runtime.token_crypto import parse_scheme
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package
 GMAIL_READONLY_SCOPE = "https://www.googleapis.com/auth/gmail.readonly"
 GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
@@ -37,6 +39,15 @@ class Settings:
     backoff_scale: float  # multiplies every retry wait; 1.0 in production, tiny in fault suites
     write_tools: frozenset[str] = frozenset()  # opt-in toolsets the person enabled (GMAIL_MCP_WRITE_TOOLS, --enable)
     quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
+    token_dir: Path | None = None  # further accounts' token files (GMAIL_MCP_TOKEN_DIR); None: see `accounts_dir`
+    default_account: str | None = None  # the account a call without `account` uses (GMAIL_MCP_DEFAULT_ACCOUNT)
+    token_encryption: str = "off"  # off | auto | keyring | env (GMAIL_MCP_TOKEN_ENCRYPTION; runtime/token_crypto.py)
+
+    @property
+    def accounts_dir(self) -> Path:
+        """The token folder of the named accounts: GMAIL_MCP_TOKEN_DIR, else `tokens/` beside the default
+        account's token file (so a set-up that moves `.token.json` moves its accounts with it)."""
+        return self.token_dir or self.token_path.parent / "tokens"
 
     @property
     def endpoint(self) -> str:
@@ -113,4 +124,9 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         backoff_scale=_number(env, "GMAIL_MCP_BACKOFF_SCALE", 1.0, minimum=0.0),
         write_tools=parse_names(env.get("GMAIL_MCP_WRITE_TOOLS", "")),
         quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
+        token_dir=_resolve(env["GMAIL_MCP_TOKEN_DIR"], home)
+        if (env.get("GMAIL_MCP_TOKEN_DIR") or "").strip()
+        else None,
+        default_account=(env.get("GMAIL_MCP_DEFAULT_ACCOUNT") or "").strip().lower() or None,
+        token_encryption=parse_scheme(env.get("GMAIL_MCP_TOKEN_ENCRYPTION")),
     )

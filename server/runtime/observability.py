@@ -12,7 +12,8 @@ import re
 import sys
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
+from collections.abc import Iterable
 from typing import Any
 
 LOGGER_NAME = "gmail_mcp"
@@ -79,14 +80,20 @@ def _percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[index]
 
 
+LATENCY_WINDOW = 10_000  # latencies kept per tool for the percentiles: a long-running server must not grow
+
+
 class Metrics:
-    """Counters for the design document's metrics; thread-safe, summarised once at shutdown."""
+    """Counters for the design document's metrics; thread-safe, summarised once at shutdown.
+
+    Percentiles are over the last LATENCY_WINDOW calls of each tool; counts cover the whole run.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._calls: dict[str, int] = defaultdict(int)
         self._successes: dict[str, int] = defaultdict(int)
-        self._latencies: dict[str, list[float]] = defaultdict(list)
+        self._latencies: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=LATENCY_WINDOW))
         self._error_categories: dict[str, int] = defaultdict(int)
         self._pages: dict[int, int] = defaultdict(int)
         self._rate_limited = 0
@@ -113,6 +120,25 @@ class Metrics:
         with self._lock:
             self._enriched += attempted
             self._enrichment_failures += failed
+
+    @classmethod
+    def combined(cls, parts: Iterable[Metrics]) -> Metrics:
+        """One Metrics holding the sum of several (the per-account ones): what the aggregate summary reports."""
+        total = cls()
+        for part in parts:
+            with part._lock:
+                for tool, calls in part._calls.items():
+                    total._calls[tool] += calls
+                    total._successes[tool] += part._successes[tool]
+                    total._latencies[tool].extend(part._latencies[tool])
+                for category, count in part._error_categories.items():
+                    total._error_categories[category] += count
+                for pages, count in part._pages.items():
+                    total._pages[pages] += count
+                total._rate_limited += part._rate_limited
+                total._enriched += part._enriched
+                total._enrichment_failures += part._enrichment_failures
+        return total
 
     def summary(self) -> dict[str, Any]:
         with self._lock:
