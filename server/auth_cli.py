@@ -19,16 +19,7 @@ import sys
 from pathlib import Path
 
 from server.runtime.config import GMAIL_READONLY_SCOPE, Settings, load_settings
-from server.runtime.token_crypto import SCHEMES
-from server.runtime.token_folder import (
-    DEFAULT_ACCOUNT,
-    check_name,
-    describe_accounts,
-    now_iso,
-    private_folder,
-    remove_account,
-    token_path,
-)
+from server.tools import DEFAULT_ACCOUNT
 
 CREDENTIALS_HELP = """\
 No OAuth client file at {path}.
@@ -93,6 +84,8 @@ def authorize(settings: Settings, *, open_browser: bool, port: int) -> Path:
             "Google returned no refresh token; revoke the app's access at "
             "https://myaccount.google.com/permissions and run this again."
         )
+    from server.runtime.token_folder import now_iso
+
     info = {**json.loads(credentials.to_json()), "authorized_at": now_iso()}  # for the Testing-mode 7-day note
     write_token_file(settings.token_path, info, seal_with=settings.token_encryption)
     return settings.token_path
@@ -112,6 +105,8 @@ def verify(settings: Settings) -> str:
 
 
 def list_accounts(settings: Settings) -> int:
+    from server.runtime.token_folder import describe_accounts
+
     entries = describe_accounts(settings)
     print(f"Accounts (token folder {settings.accounts_dir}):")
     for entry in entries:
@@ -125,6 +120,8 @@ def list_accounts(settings: Settings) -> int:
 
 
 def remove_account_file(settings: Settings, name: str) -> int:
+    from server.runtime.token_folder import describe_accounts, remove_account
+
     try:
         path = remove_account(settings, name)
     except ValueError as exc:
@@ -159,14 +156,16 @@ def main(argv: list[str] | None = None) -> int:
         "--encrypt",
         nargs="?",
         const="auto",
-        choices=SCHEMES,
+        metavar="KEY_SOURCE",
         help="encrypt the token file: keyring, env (GMAIL_MCP_TOKEN_KEY), auto (keyring if usable, else env), off",
     )
     args = parser.parse_args(argv)
 
     try:
         settings = load_settings()
-        name = check_name(args.account or DEFAULT_ACCOUNT)
+        name = DEFAULT_ACCOUNT if args.account is None else _account_name(args.account)
+        if args.encrypt:
+            settings = settings.with_overrides(token_encryption=_encryption(args.encrypt))
     except ValueError as exc:
         return _fail(str(exc))
     if args.credentials:
@@ -175,11 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         return list_accounts(settings)
     if args.remove:
         return remove_account_file(settings, args.remove)
-    if args.encrypt:
-        settings = settings.with_overrides(token_encryption=args.encrypt)
     if args.token:
         settings = settings.with_overrides(token_path=Path(args.token).expanduser().resolve())
     elif name != DEFAULT_ACCOUNT:
+        from server.runtime.token_folder import private_folder, token_path
+
         private_folder(settings.accounts_dir)
         settings = settings.with_overrides(token_path=token_path(settings, name))
 
@@ -202,6 +201,18 @@ def main(argv: list[str] | None = None) -> int:
     whose = "" if name == DEFAULT_ACCOUNT else f" account {name!r}"
     print(f"Authorized{whose}: the server can now read {address} (read-only).")
     return 0
+
+
+def _account_name(text: str) -> str:
+    from server.runtime.token_folder import check_name
+
+    return check_name(text)
+
+
+def _encryption(text: str) -> str:
+    from server.runtime.token_crypto import parse_scheme
+
+    return parse_scheme(text)
 
 
 def console_main() -> None:

@@ -25,7 +25,7 @@ from server.gmail_client import GmailClient
 from server.hints import auth_command
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
-from server.runtime.token_folder import configured_accounts, consent_command, default_account, testing_mode_note
+from server.runtime.token_folder import configured_accounts, consent_age_note, consent_command, default_account
 from server.tools import DEFAULT_ACCOUNT, ToolContext
 
 log = get_logger("accounts")
@@ -169,7 +169,7 @@ class AccountRegistry:
         if isinstance(error, (AuthError, PermissionDeniedError)):
             explained.hint = error.hint.replace(auth_command(), target.auth_command())
         if isinstance(error, AuthError):
-            note = testing_mode_note(_authorized_at(target.token_path), target.auth_command())
+            note = consent_age_note(_authorized_at(target.token_path), target.auth_command())
             if note and note not in explained.hint:
                 explained.hint = f"{explained.hint} {note}"
         return explained

@@ -56,8 +56,7 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
         return 1
     if folder_too_open(settings.accounts_dir):
         say("warn", f"the token folder is open to other users: chmod 700 {settings.accounts_dir}")
-    _report_encryption(settings, say)
-    failed = False
+    failed = not _report_encryption(settings, say)
     for name, path in found:
         if len(found) > 1:
             stream.write(f"account {name!r}:\n")
@@ -72,7 +71,7 @@ def _check_account(settings: Settings, name: str, say: Say) -> bool:
     from server.auth import TokenStore, read_token_file, token_file_too_open
     from server.gmail_client import GmailClient
     from server.hints import auth_command
-    from server.runtime.token_folder import consent_command, testing_mode_note
+    from server.runtime.token_folder import consent_age_note, consent_command
 
     store = TokenStore(settings)
     command = consent_command(name)
@@ -108,28 +107,29 @@ def _check_account(settings: Settings, name: str, say: Say) -> bool:
             say("ok", check())
         except GmailError as error:
             say("fail", f"{error.message}\n       fix: {error.hint.replace(auth_command(), command)}")
-            note = testing_mode_note(recorded.get("authorized_at"), command)
+            note = consent_age_note(recorded.get("authorized_at"), command)
             if note:
                 say("info", note)
             return False
-    note = testing_mode_note(recorded.get("authorized_at"), command)
+    note = consent_age_note(recorded.get("authorized_at"), command)
     if note:
         say("warn", note)
     _report_toolsets(settings, say)
     return True
 
 
-def _report_encryption(settings: Settings, say: Say) -> None:
+def _report_encryption(settings: Settings, say: Say) -> bool:
     from server.runtime.token_crypto import KeyUnavailable, resolve_scheme
 
     if settings.token_encryption == "off":
-        return
+        return True
     try:
         source = resolve_scheme(settings.token_encryption)
     except KeyUnavailable as exc:
         say("fail", f"GMAIL_MCP_TOKEN_ENCRYPTION={settings.token_encryption}, but {exc}")
-        return
+        return False
     say("ok", f"token files are encrypted at rest (key from {source})")
+    return True
 
 
 def _report_toolsets(settings: Settings, say: Say) -> None:

@@ -111,7 +111,7 @@ def token_age_days(authorized_at: object, now: float | None = None) -> float | N
     return ((time.time() if now is None else now) - moment.timestamp()) / 86400
 
 
-def testing_mode_note(authorized_at: object, command: str, *, now: float | None = None) -> str | None:
+def consent_age_note(authorized_at: object, command: str, *, now: float | None = None) -> str | None:
     """The early warning for apps in Google's Testing mode, once the token is old enough to be near its end."""
     age = token_age_days(authorized_at, now)
     if age is None or age < WARN_AFTER_DAYS:
