@@ -41,7 +41,9 @@ log = get_logger("gmail")
 T = TypeVar("T")
 
 BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50.
-IDLE_SESSIONS = 8  # kept for reuse; more exist only while that many calls run at once
+# Kept for reuse, up to as many as calls can run at once (anyio runs 40 worker threads): a shared HTTP server
+# answering bursts of concurrent calls would otherwise rebuild (and reconnect) most sessions on every burst.
+IDLE_SESSIONS = 40
 
 
 def _patience(error: GmailError) -> tuple[bool, float]:

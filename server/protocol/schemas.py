@@ -114,10 +114,8 @@ def with_accounts(schema: dict[str, Any], names: tuple[str, ...]) -> dict[str, A
 def with_mailbox(schema: dict[str, Any], several: bool) -> dict[str, Any]:
     """An output schema that also declares `mailbox` (the Google address the result comes from) and, with
     several accounts, `account` (the account's name)."""
-    properties = {
-        **(schema.get("properties") or {}),
-        "mailbox": {"type": "string", "description": "Whose mail this is (the account's Google address)."},
-    }
+    # No description: the name and an address as its value say it, and every tool's schema carries it.
+    properties = {**(schema.get("properties") or {}), "mailbox": {"type": "string"}}
     if several:
         properties[ACCOUNT_ARGUMENT] = {"type": "string"}
     return {**schema, "properties": properties}
