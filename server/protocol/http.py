@@ -63,7 +63,9 @@ def build_app(
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening socket on host:port (port 0: any free one); OSError when the address cannot be had."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and without it
+    # Nagle's algorithm holds every response body back for the client's delayed ACK (~40 ms per request).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         if os.name == "posix":  # on Windows SO_REUSEADDR would let another process take the port over
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -164,3 +164,28 @@ async def test_the_credential_reaches_the_app_only_as_a_label_and_its_accounts()
     (scope,) = inner.seen
     assert scope["user"].access_token.token == "GMAIL_MCP_HTTP_TOKEN" and scope["state"]["gmail_mcp_accounts"] is None
     assert SECRET not in repr(scope["user"].access_token)
+
+
+async def test_accepted_connections_have_nagle_off():
+    """asyncio disables Nagle only on sockets created as TCP (proto IPPROTO_TCP); on a socket made with proto 0
+    every response body waited for the client's delayed ACK, ~40 ms per request."""
+    import asyncio
+    import socket
+
+    from server.protocol.http import bind_socket
+
+    accepted = asyncio.get_running_loop().create_future()
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport):
+            accepted.set_result(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    listening = bind_socket("127.0.0.1", 0)
+    server = await asyncio.get_running_loop().create_server(Probe, sock=listening)
+    try:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", listening.getsockname()[1])
+        assert await asyncio.wait_for(accepted, 5) != 0
+        writer.close()
+    finally:
+        server.close()
