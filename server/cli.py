@@ -7,6 +7,7 @@ quickest check of a real set-up.
     python -m server.cli --demo tour
     python -m server.cli search "from:alice newer_than:30d" --max 5
     python -m server.cli get 18c2f0a1b2c3d4e5 --format metadata --json
+    python -m server.cli search "is:unread" --account work      (an account authorized with --account work)
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ def show(result: Any, as_json: bool, out: TextIO) -> bool:
     return not result.is_error
 
 
+def for_account(arguments: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The tool arguments, naming the account when --account was given."""
+    account = getattr(args, "account", None)
+    return {**arguments, "account": account} if account else arguments
+
+
 def search_arguments(args: argparse.Namespace) -> dict[str, Any]:
     arguments: dict[str, Any] = {"query": args.query, "max_results": args.max}
     if args.newer_than_days is not None:
@@ -62,7 +69,7 @@ def search_arguments(args: argparse.Namespace) -> dict[str, Any]:
         arguments["label_ids"] = args.label
     if args.page_token:
         arguments["page_token"] = args.page_token
-    return arguments
+    return for_account(arguments, args)
 
 
 async def run_search(args: argparse.Namespace) -> int:
@@ -78,7 +85,7 @@ async def run_get(args: argparse.Namespace) -> int:
     if args.offset:
         arguments["offset"] = args.offset
     async with connect(args.demo, args.verbose) as client:
-        result = await client.call_tool("gmail_get_message", arguments)
+        result = await client.call_tool("gmail_get_message", for_account(arguments, args))
     return 0 if show(result, args.json, sys.stdout) else 1
 
 
@@ -107,7 +114,7 @@ async def run_tour(args: argparse.Namespace) -> int:
         first_id = None
         for title, arguments in TOUR_SEARCHES:
             out.write(f"\n{RULE}\n▶ {title}\n  gmail_search_messages {json.dumps(arguments, ensure_ascii=False)}\n\n")
-            result = await client.call_tool("gmail_search_messages", arguments)
+            result = await client.call_tool("gmail_search_messages", for_account(arguments, args))
             calls += 1
             if not show(result, args.json, out):
                 return 1
@@ -116,7 +123,7 @@ async def run_tour(args: argparse.Namespace) -> int:
         if first_id:
             arguments = {"message_id": first_id, "max_body_chars": 1200}
             out.write(f"\n{RULE}\n▶ Reading the newest inbox message\n  gmail_get_message {json.dumps(arguments)}\n\n")
-            result = await client.call_tool("gmail_get_message", arguments)
+            result = await client.call_tool("gmail_get_message", for_account(arguments, args))
             calls += 1
             if not show(result, args.json, out):
                 return 1
@@ -134,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
         target.add_argument("--demo", action="store_true", default=default, help="use the bundled demo mailbox")
         target.add_argument("--json", action="store_true", default=default, help="print the raw structured result")
         target.add_argument("--verbose", action="store_true", default=default, help="show the server's stderr log")
+        target.add_argument("--account", default=None if target is parser else argparse.SUPPRESS, help="account name")
     commands = parser.add_subparsers(dest="command", required=True)
 
     search = commands.add_parser("search", parents=[common], help="search messages")

@@ -192,3 +192,11 @@ def test_check_covers_every_account_with_its_own_command(emulator, home):
     assert failing.returncode == 1
     work_part = failing.stderr.split("account 'work':")[1]
     assert "[fail]" in work_part and "auth_cli.py --account work" in work_part
+
+
+def test_the_terminal_client_passes_the_account_before_or_after_the_command():
+    from server.cli import build_parser, search_arguments
+
+    for argv in (["--account", "work", "search", "x"], ["search", "x", "--account", "work"]):
+        assert search_arguments(build_parser().parse_args(argv))["account"] == "work"
+    assert "account" not in search_arguments(build_parser().parse_args(["search", "x"]))
