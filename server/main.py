@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Callable
 from contextlib import ExitStack, suppress
+from pathlib import Path
 from typing import Any, NoReturn
 
 from server import __version__
@@ -98,6 +99,7 @@ def serve(settings: Settings) -> int:
 
 def serve_http(settings: Settings, bind: str) -> int:
     """`--http [HOST:]PORT`: the same tools over streamable HTTP (`server/protocol/http.py`)."""
+    from server.auth import token_file_too_open
     from server.protocol import http
     from server.protocol.dispatch import build_server
     from server.protocol.http_guard import accounts_of
@@ -122,6 +124,9 @@ def serve_http(settings: Settings, bind: str) -> int:
         log.info(f"serving MCP over streamable HTTP at {url}", extra=extra)
         if not options.credentials:
             log.warning("no HTTP token configured: any local process can use this server (GMAIL_MCP_HTTP_TOKEN)")
+        token_file = os.environ.get("GMAIL_MCP_HTTP_TOKEN_FILE", "").strip()
+        if token_file and token_file_too_open(Path(token_file).expanduser()):
+            log.warning(f"the HTTP token file is readable by other users; run: chmod 600 {token_file}")
 
     guard = http.build_app(
         server,

@@ -40,6 +40,8 @@ def build_app(
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=settings.stateless,
+        # Event streams by default: they let a handshake-era call ask the client something (elicitation).
+        json_response=settings.json_responses,
         max_request_body_size=settings.max_body_bytes,
         # Host and Origin are checked by HttpGuard for every bind address (the SDK checks loopback binds only).
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),

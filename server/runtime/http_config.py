@@ -9,6 +9,8 @@
     GMAIL_MCP_HTTP_MAX_CONCURRENT    POST requests served at once; more get 503 (default 64)
     GMAIL_MCP_HTTP_METRICS           /metrics: auth (behind the token, default), open, off
     GMAIL_MCP_HTTP_STATELESS         1: no legacy sessions (several workers without sticky routing)
+    GMAIL_MCP_HTTP_JSON_RESPONSES    1: answer handshake-era calls with plain JSON, not an event stream (less CPU
+                                     per call; the server then cannot ask the client anything during a call)
     GMAIL_MCP_HTTP_AUTH_FAILURES     failed authentications per client per minute before 429 (default 10)
     GMAIL_MCP_HTTP_SHUTDOWN_GRACE_S  how long SIGTERM waits for calls in flight (default 25)
     GMAIL_MCP_HTTP_FORWARDED_ALLOW_IPS  proxies whose X-Forwarded-For is trusted (default 127.0.0.1)
@@ -47,6 +49,7 @@ class HttpSettings:
     max_concurrent: int = 64
     metrics: str = "auth"
     stateless: bool = False
+    json_responses: bool = False
     auth_failures_per_minute: int = 10
     shutdown_grace_s: float = 25.0
     forwarded_allow_ips: str = "127.0.0.1"
@@ -119,6 +122,10 @@ def _csv(env: dict[str, str], name: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in env.get(name, "").split(",") if item.strip())
 
 
+def _flag(env: dict[str, str], name: str) -> bool:
+    return env.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def _int(env: dict[str, str], name: str, default: int, minimum: int) -> int:
     raw = env.get(name, "").strip()
     try:
@@ -167,7 +174,8 @@ def load_http_settings(bind: str, env: dict[str, str] | None = None) -> HttpSett
         max_body_bytes=_int(env, "GMAIL_MCP_HTTP_MAX_BODY_BYTES", 1024 * 1024, 1024),
         max_concurrent=_int(env, "GMAIL_MCP_HTTP_MAX_CONCURRENT", 64, 1),
         metrics=metrics,
-        stateless=env.get("GMAIL_MCP_HTTP_STATELESS", "").strip().lower() in ("1", "true", "yes"),
+        stateless=_flag(env, "GMAIL_MCP_HTTP_STATELESS"),
+        json_responses=_flag(env, "GMAIL_MCP_HTTP_JSON_RESPONSES"),
         auth_failures_per_minute=_int(env, "GMAIL_MCP_HTTP_AUTH_FAILURES", 10, 1),
         shutdown_grace_s=max(shutdown_grace_s, 0.0),
         forwarded_allow_ips=env.get("GMAIL_MCP_HTTP_FORWARDED_ALLOW_IPS", "").strip() or "127.0.0.1",

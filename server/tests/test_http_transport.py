@@ -218,3 +218,17 @@ async def test_sigterm_finishes_the_call_in_flight_then_exits_cleanly(setup, sta
         assert wait_for_exit(running.process, 30) == 0
         events = [event.get("event") for event in running.events()]
         assert "shutdown requested: finishing calls in flight" in events and events[-1] == "metrics summary"
+
+
+async def test_plain_json_answers_for_handshake_era_calls_when_configured(setup):
+    kinds = []
+
+    async def record(response):
+        if response.request.method == "POST":
+            kinds.append(response.headers.get("content-type", "").split(";")[0])
+
+    with http_server({**setup[1], "GMAIL_MCP_HTTP_JSON_RESPONSES": "1"}) as running:
+        async with mcp_client(running.url, "legacy", bearer(TOKEN_ALL), hooks=[record]) as client:
+            result = await client.call_tool(SEARCH, {"query": "in:inbox", "max_results": 2})
+    assert result.is_error is False and result.structured_content["result_count"] == 2
+    assert "application/json" in kinds and "text/event-stream" not in kinds
