@@ -70,7 +70,11 @@ def serve(settings: Settings) -> int:
     from server.protocol.stdio_guard import answer_malformed_lines
     from server.toolsets import ALL_TOOLSETS
 
-    accounts = open_accounts(settings)
+    try:
+        accounts = open_accounts(settings)
+    except ValueError as exc:  # GMAIL_MCP_DEFAULT_ACCOUNT names an account without a token
+        log.error("invalid setting", extra={"detail": str(exc)})
+        return 2
     server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools)
 
     async def run() -> None:
@@ -223,11 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             from server.runtime.doctor import run_checks
 
             return run_checks(settings)
-        try:
-            return serve_http(settings, args.http) if args.http else serve(settings)
-        except ValueError as exc:  # e.g. GMAIL_MCP_DEFAULT_ACCOUNT names no configured account
-            log.error("invalid setting", extra={"detail": str(exc)})
-            return 2
+        return serve_http(settings, args.http) if args.http else serve(settings)
 
 
 def exit_now(code: int) -> NoReturn:
