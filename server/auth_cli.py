@@ -3,7 +3,8 @@
 Runs Google's installed-app OAuth flow (read-only scope, offline access, consent prompt so a refresh token is
 always issued), writes the token file atomically with mode 0600, then proves it works by asking Gmail for the
 account's address, which it records in the file. The MCP server itself never does this: it only refreshes the
-token written here.
+token written here. With no browser on this machine it prints the URL instead, and waits a bounded time for
+Google's answer.
 
 Several accounts: `--account work` writes `tokens/work.json` (a 0700 folder beside `.token.json`; the plain
 `.token.json` is the account `default`), `--list` shows them, `--remove work` deletes one. `--encrypt` seals the
@@ -15,12 +16,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import signal
+import socket
 import sys
+import webbrowser
 from pathlib import Path
+from typing import Any
 
+from server.runtime.client_file import inspect_client_file
 from server.runtime.config import GMAIL_READONLY_SCOPE, Settings, load_settings
 from server.tools import DEFAULT_ACCOUNT
 
+DEFAULT_WAIT_S = 300  # how long the consent flow waits for the browser's answer
 CREDENTIALS_HELP = """\
 No OAuth client file at {path}.
 
@@ -36,9 +44,21 @@ Create one (5 minutes, once):
 """
 
 
-def describe_consent_failure(exc: BaseException) -> str:
+def describe_consent_failure(exc: BaseException, *, wait_s: int = DEFAULT_WAIT_S) -> str:
     """Guidance for what goes wrong in the browser step, instead of oauthlib's traceback."""
     text = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    if type(exc).__name__ == "WSGITimeoutError":
+        return (
+            f"Authorization timed out: no answer from the browser within {wait_s} s.\nRun this command again (use "
+            "--wait SECONDS for more time, --no-browser to copy the URL by hand)."
+        )
+    if isinstance(exc, webbrowser.Error):
+        return f"Authorization failed: {text}.\nRun this command again with --no-browser and open the URL yourself."
+    if "redirect_uri_mismatch" in text:
+        return (
+            f"Authorization failed: {text}\nThe OAuth client is not a 'Desktop app' client. Create one under APIs & "
+            "Services > Credentials, download its JSON as credentials.json, and run this again."
+        )
     if "Scope has changed" in text or "scope" in type(exc).__name__.lower():
         return (
             f"Authorization failed: {text}\nOn Google's consent screen, tick the box that allows reading your "
@@ -54,27 +74,64 @@ def describe_consent_failure(exc: BaseException) -> str:
     return f"Authorization failed ({type(exc).__name__}): {text}"
 
 
+def browser_available() -> bool:
+    """Whether a browser that can do Google's consent opens here. A Linux machine with no display offers only
+    console browsers (w3m, lynx: they would take over the terminal and cannot sign in), unless `BROWSER` names
+    one on purpose (`wslview` under WSL, say)."""
+    if sys.platform.startswith("linux") and not any(
+        os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")
+    ):
+        return False
+    try:
+        webbrowser.get()
+    except webbrowser.Error:
+        return False
+    return True
+
+
+def free_port() -> int:
+    """A port for Google's redirect, chosen up front so the instructions can name it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("localhost", 0))
+        return int(probe.getsockname()[1])
+
+
+def _cancel_on_sigterm() -> None:
+    def handler(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, handler)
+
+
 def _fail(message: str) -> int:
     print(message, file=sys.stderr)
     return 2
 
 
-def authorize(settings: Settings, *, open_browser: bool, port: int) -> Path:
+def authorize(settings: Settings, *, open_browser: bool, port: int, wait_s: int = DEFAULT_WAIT_S) -> Path:
     """Runs the consent flow and writes the token file; returns its path."""
     from google_auth_oauthlib.flow import InstalledAppFlow
 
     from server.auth import write_token_file
 
     flow = InstalledAppFlow.from_client_secrets_file(str(settings.credentials_path), scopes=[GMAIL_READONLY_SCOPE])
-    prompt = (
-        "Open this URL in a browser to authorize read-only Gmail access:\n\n    {url}\n\n"
-        "(Browser on another machine? Forward the port first: ssh -L {port}:localhost:{port} this-host)\n"
-    )
+    port = port or free_port()
+    minutes = f"{wait_s // 60} minutes" if wait_s % 60 == 0 else f"{wait_s} seconds"
+    if open_browser:
+        prompt = "A browser window opens for Google's consent. If it does not, open this URL:\n\n    {url}\n\n"
+    else:
+        prompt = (
+            "Open this URL in a browser to authorize read-only Gmail access:\n\n    {url}\n\n"
+            f"Browser on another machine? Forward the port first: ssh -L {port}:localhost:{port} <this-host>\n"
+        )
+    prompt += f"Waiting up to {minutes} for Google's answer on http://localhost:{port}/ (Ctrl-C cancels)..."
     credentials = flow.run_local_server(
         host="localhost",
         port=port,
         open_browser=open_browser,
-        authorization_prompt_message=prompt.replace("{port}", str(port or "PORT")),
+        timeout_seconds=wait_s,
+        authorization_prompt_message=prompt,
         success_message="Gmail MCP server authorized. You can close this tab and return to the terminal.",
         access_type="offline",
         prompt="consent",
@@ -143,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
     parser.add_argument("--port", type=int, default=0, help="local port for Google's redirect (default: any free)")
     parser.add_argument(
+        "--wait", type=int, default=DEFAULT_WAIT_S, metavar="SECONDS", help="how long to wait for Google's answer"
+    )
+    parser.add_argument(
         "--credentials", help="OAuth client JSON (default: $GMAIL_CREDENTIALS_PATH or credentials.json)"
     )
     parser.add_argument("--token", help="where to write the token (default: $GMAIL_TOKEN_PATH or .token.json)")
@@ -163,10 +223,13 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         settings = load_settings()
+    except ValueError as exc:  # a bad GMAIL_* variable or .env line: say which, not a traceback
+        return _fail(f"Invalid setting: {exc}")
+    try:
         name = DEFAULT_ACCOUNT if args.account is None else _account_name(args.account)
         if args.encrypt:
             settings = settings.with_overrides(token_encryption=_encryption(args.encrypt))
-    except ValueError as exc:
+    except ValueError as exc:  # a bad --account name or --encrypt source: the message says what is accepted
         return _fail(str(exc))
     if args.credentials:
         settings = settings.with_overrides(credentials_path=Path(args.credentials).expanduser().resolve())
@@ -185,14 +248,24 @@ def main(argv: list[str] | None = None) -> int:
     from server.errors import GmailError
 
     if not args.verify_only:
-        if not settings.credentials_path.exists():
+        client_file = inspect_client_file(settings.credentials_path)
+        if client_file.state == "missing":
             return _fail(CREDENTIALS_HELP.format(path=settings.credentials_path))
+        if client_file.state == "fail":
+            return _fail(client_file.message)
+        if client_file.state == "warn":
+            print(f"Warning: {client_file.message}", file=sys.stderr)
+        open_browser = not args.no_browser
+        if open_browser and not browser_available():
+            print("No browser can be opened on this machine: printing the URL instead.", file=sys.stderr)
+            open_browser = False
+        _cancel_on_sigterm()
         try:
-            path = authorize(settings, open_browser=not args.no_browser, port=args.port)
+            path = authorize(settings, open_browser=open_browser, port=args.port, wait_s=args.wait)
         except KeyboardInterrupt:
             return _fail("Authorization cancelled.")
         except Exception as exc:  # oauthlib raises plain Warning/Exception subclasses: no tracebacks here
-            return _fail(describe_consent_failure(exc))
+            return _fail(describe_consent_failure(exc, wait_s=args.wait))
         print(f"Token written to {path} (mode 600).")
     try:
         address = verify(settings)

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,32 +27,66 @@ from server.runtime.config import PROJECT_ROOT
 RULE = "─" * 78
 
 
+class ServerFailed(Exception):
+    """The server subprocess ended before or while answering; the message is its own account of why."""
+
+
 @asynccontextmanager
 async def connect(demo: bool, verbose: bool) -> AsyncIterator[Any]:
-    """An MCP client session with a freshly started server subprocess."""
+    """An MCP client session with a freshly started server subprocess.
+
+    The server's stderr goes to a scratch file (or the terminal with --verbose): when it cannot start, the
+    client would only see "Connection closed" inside an exception group; the server's own error lines say why.
+    """
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "server.main", *(["--demo"] if demo else [])],
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
         cwd=str(PROJECT_ROOT),
     )
-    with open(os.devnull, "w") as devnull:
-        errlog: TextIO = sys.stderr if verbose else devnull
-        async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
-            yield client
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as captured:
+        errlog: TextIO = sys.stderr if verbose else captured
+        inside = False  # an exception raised by the caller's own code in the session is not the server's failure
+        try:
+            async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
+                inside = True
+                yield client
+                inside = False
+        except Exception as exc:
+            captured.seek(0)
+            reason = server_error_lines(captured.read())
+            if inside and not reason:
+                raise
+            raise ServerFailed(reason or f"the server stopped ({exc!r:.200})") from None
+
+
+def server_error_lines(stderr_text: str) -> str:
+    """The server's ERROR log lines (JSON) as plain text: `invalid setting: GMAIL_MCP_ENRICH_TOP_K must be ...`."""
+    lines = []
+    for line in stderr_text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            if line.strip() and not lines:  # a traceback or a message before logging started
+                lines.append(line.strip())
+            continue
+        if isinstance(record, dict) and record.get("level") in ("ERROR", "CRITICAL"):
+            detail = record.get("detail") or record.get("error") or ""
+            lines.append(f"{record.get('event', 'error')}: {detail}".rstrip(": "))
+    return "\n".join(lines[-5:])
 
 
 def show(result: Any, as_json: bool, out: TextIO) -> bool:
-    """Prints a tool result; returns False when it was an error."""
+    """Prints a tool result; returns False when it was an error. `--json` prints the whole result (isError, the
+    error's category and hint in `_meta`, the structured content and the text)."""
     if as_json:
-        payload = result.structured_content or {"content": [block.text for block in result.content]}
+        payload = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write("\n".join(block.text for block in result.content) + "\n")
+        out.write("\n".join(block.text for block in result.content if hasattr(block, "text")) + "\n")
     return not result.is_error
 
 
@@ -139,7 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     for target, default in ((parser, False), (common, argparse.SUPPRESS)):
         target.add_argument("--demo", action="store_true", default=default, help="use the bundled demo mailbox")
-        target.add_argument("--json", action="store_true", default=default, help="print the raw structured result")
+        target.add_argument(
+            "--json",
+            action="store_true",
+            default=default,
+            help="print the whole MCP result as JSON (isError, the error's category and hint in _meta, content)",
+        )
         target.add_argument("--verbose", action="store_true", default=default, help="show the server's stderr log")
         target.add_argument("--account", default=None if target is parser else argparse.SUPPRESS, help="account name")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -172,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
         return anyio.run(args.run, args)
     except KeyboardInterrupt:
         return 130
+    except ServerFailed as failure:
+        print(f"The Gmail MCP server could not start or stopped:\n{failure}", file=sys.stderr)
+        return 1
 
 
 def console_main() -> None:

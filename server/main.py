@@ -1,9 +1,11 @@
 """Entry point: `python -m server.main` serves the Gmail tools over stdio (MCP), or over streamable HTTP.
 
-    python -m server.main                  serve the user's Gmail (token from `python server/auth_cli.py`)
+    python -m server.main                  serve the user's Gmail (token from `server/auth_cli.py`, run once)
     python -m server.main --http 8080      serve it over streamable HTTP at http://127.0.0.1:8080/mcp
     python -m server.main --demo           serve the bundled demo mailbox through a local Gmail emulator
-    python -m server.main --check          diagnose the set-up (credentials, tokens, refresh, Gmail) and exit
+    python -m server.main --check          diagnose the set-up (credentials, tokens, refresh, Gmail): a checklist
+                                           on stdout
+    python -m server.main --enable G       turn on a group of write tools (also GMAIL_MCP_WRITE_TOOLS)
 
 Every account with a token (`auth_cli.py --account NAME`) is served; tools take an optional `account`.
 stdout carries only the MCP protocol; logs are JSON lines on stderr.
@@ -69,7 +71,9 @@ def serve(settings: Settings) -> int:
     from server.protocol.dispatch import build_server
     from server.protocol.stdio_guard import answer_malformed_lines
     from server.toolsets import ALL_TOOLSETS
+    from server.toolsets.common import DisplayZone
 
+    DisplayZone.configure(settings.display_zone)
     try:
         accounts = open_accounts(settings)
     except ValueError as exc:  # GMAIL_MCP_DEFAULT_ACCOUNT names an account without a token
@@ -110,7 +114,9 @@ def serve_http(settings: Settings, bind: str) -> int:
     from server.runtime.http_config import check_accounts, load_http_settings
     from server.runtime.prometheus import Exporter
     from server.toolsets import ALL_TOOLSETS
+    from server.toolsets.common import DisplayZone
 
+    DisplayZone.configure(settings.display_zone)
     exporter = Exporter()
     try:
         options = load_http_settings(bind)
@@ -193,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar="[HOST:]PORT",
         help="serve over streamable HTTP at /mcp instead of stdio (host defaults to 127.0.0.1; see README 'HTTP mode')",
     )
-    parser.add_argument("--check", action="store_true", help="diagnose the set-up and exit")
+    parser.add_argument("--check", action="store_true", help="diagnose the set-up (a checklist on stdout) and exit")
+    parser.add_argument("--verbose", action="store_true", help="with --check: also show the log lines (stderr)")
     parser.add_argument(
         "--enable",
         action="append",
@@ -215,8 +222,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         setup_logging("INFO")
         log.error("invalid setting", extra={"detail": str(exc)})
+        if args.check:  # the checklist's reader looks at stdout
+            print(f"[fail] invalid setting: {exc}")
         return 2
-    setup_logging(settings.log_level)
+    # --check prints a checklist for a person: its log lines would only interleave with it, unless asked for.
+    setup_logging(settings.log_level if args.verbose or not args.check else "QUIET")
     _stop_on_sigterm()
     with ExitStack() as stack:
         if args.demo:

@@ -61,6 +61,9 @@ class ToolContext:
     def explain(self, error: GmailError, account: str | None) -> GmailError:
         return error
 
+    def warm_up(self) -> None:
+        """Nothing to prepare: a ready context (tests, embeddings) sends no request it was not asked for."""
+
 
 class ContextSource(Protocol):
     """Where the dispatcher gets a handler's context (`runtime/accounts.py`'s registry, or a ToolContext)."""
@@ -85,6 +88,10 @@ class ContextSource(Protocol):
 
     def explain(self, error: GmailError, account: str | None) -> GmailError:
         """The error as the person should read it: naming the account and its own consent command."""
+        ...
+
+    def warm_up(self) -> None:
+        """Prepares what the first tool call would wait for; called once per session, off the event loop."""
         ...
 
 

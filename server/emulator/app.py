@@ -33,6 +33,7 @@ from .tokens import INVALID_GRANT, TokenAuthority
 
 LOG = logging.getLogger("server.emulator")
 BATCH_PATHS = ("/batch", "/batch/gmail/v1")
+API_PREFIXES = ("/gmail/v1/", "/upload/gmail/v1/")
 JSON_TYPE = "application/json; charset=UTF-8"
 
 
@@ -96,7 +97,7 @@ class EmulatorApp:
             return self._serve_batch(exchange, entry)
         if exchange.path == "/token":
             return self._serve_token(exchange, entry)
-        if not exchange.path.startswith("/gmail/v1/"):
+        if not exchange.path.startswith(API_PREFIXES):
             return error_response(ApiError(404, "notFound", f"Not found: {exchange.path}"))
         granted = self.gate.acquire(1)
         try:
@@ -118,7 +119,7 @@ class EmulatorApp:
             answers: list[tuple[str, PartResponse]] = []
             for index, part in enumerate(parts):
                 inner = Exchange(part.method, part.path, part.query, part.headers, part.body, exchange.connection)
-                if not part.path.startswith("/gmail/v1/"):
+                if not part.path.startswith(API_PREFIXES):
                     response = error_response(ApiError(404, "notFound", f"Not found: {part.path}"))
                 else:
                     response = self._call(inner, entry, has_slot=index < granted)
@@ -142,7 +143,9 @@ class EmulatorApp:
         api = self.mailboxes.get(user, self.api) if user else self.api
         try:
             params = parse_qs(exchange.query, keep_blank_values=True)
-            return json_response(200, api.handle(exchange.method, exchange.path, params))
+            content_type = exchange.headers.get("content-type", "")
+            answer = api.handle(exchange.method, exchange.path, params, exchange.body, content_type)
+            return Response(204, b"") if answer is None else json_response(200, answer)
         except ApiError as error:
             return error_response(error)
 
@@ -232,6 +235,10 @@ class EmulatorApp:
             self.tokens.expire_access_tokens()
         elif (method, name) == ("GET", "info"):
             return self.info()
+        elif (method, name) == ("POST", "deliver"):
+            return {"message": self.api.writes.deliver(payload, self.api.store.email_address)}
+        elif (method, name) == ("POST", "expire-history"):
+            self.api.changes.expire_history()
         else:
             raise KeyError(name)
         return {"ok": True}
@@ -243,6 +250,7 @@ class EmulatorApp:
             "mailboxes": [store.email_address, *(api.store.email_address for api in self.mailboxes.values())],
             "messages": len(store.messages),
             "threads": len(store.threads),
+            "history_id": store.history_id,
             "concurrency_limit": self.gate.limit,
             "in_flight": self.gate.in_flight,
             "peak_in_flight": self.gate.peak,

@@ -1,16 +1,19 @@
-"""The account registry: an account's name -> its token store, its Gmail client and the tool context built on them.
+"""The account registry: an account's name -> its token store, its Gmail client, caches and tool context.
 
 Accounts are the token files `runtime/token_folder.py` finds at start-up: `default` (`.token.json`, the single-
-account set-up) and `<name>.json` in the token folder. Every account keeps its own token store, Gmail client
-(connections, retries, quota budget) and metrics, so a revoked token or a rate limit on one never reaches
-another. The dispatcher asks the registry for the context of the account a call names (`account` argument),
-for the scopes the account's token holds when it lists tools, for the account's Google address (so results say
-whose mail they hold), and to explain an error in terms of the account (its own `auth_cli.py --account` command).
+account set-up) and `<name>.json` in the token folder. Every account keeps its own token store, client
+(connections, retries, quota budget, batch size), caches (`gmail/cache.py`: what one mailbox answered never
+serves another) and metrics, so a revoked token or a rate limit on one never reaches another. The dispatcher asks
+the registry for the context of the account a call names (`account` argument), for the scopes the account's
+token holds when it lists tools, for the account's Google address (so results say whose mail they hold), to
+explain an error in terms of the account (its own `auth_cli.py --account` command), and to warm the accounts up
+once a session has started.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -21,10 +24,12 @@ from typing import Any
 from server.auth import TokenStore, read_token_info
 from server.errors import AuthError, GmailError, InvalidInputError, PermissionDeniedError
 from server.gmail import scopes
+from server.gmail.cache import CachedGmail
 from server.gmail_client import GmailClient
 from server.hints import auth_command
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
+from server.runtime.token_crypto import is_sealed, unseal
 from server.runtime.token_folder import configured_accounts, consent_age_note, consent_command, default_account
 from server.tools import DEFAULT_ACCOUNT, ToolContext
 
@@ -37,32 +42,54 @@ class Account:
     name: str
     settings: Settings
     tokens: TokenStore
-    gmail: GmailClient
+    client: GmailClient
+    gmail: CachedGmail  # what the tools use: the client behind the account's caches
     metrics: Metrics = field(default_factory=Metrics)
-    _scopes_stamp: tuple[int, int] | None = field(default=None, repr=False)
-    _scopes: frozenset[str] | None = field(default=None, repr=False)
+    # (file stamp, scopes) replaced as one value: readers on other threads never see half an update.
+    _scopes_seen: tuple[tuple[int, int, int], frozenset[str] | None] | None = field(default=None, repr=False)
     _email: str | None = field(default=None, repr=False)
     _lookup_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _lookup_failed_at: float | None = field(default=None, repr=False)
+
+    @classmethod
+    def build(cls, name: str, settings: Settings, *, metrics: Metrics) -> Account:
+        tokens = TokenStore(settings)
+        client = GmailClient(settings, tokens, metrics=metrics)
+        cached = CachedGmail(
+            client,
+            metrics=metrics,
+            search_entries=settings.search_cache_entries,
+            search_ttl_s=settings.search_cache_ttl_s,
+            summary_entries=settings.summary_cache_entries,
+            summary_bytes=int(settings.summary_cache_mb * 1024 * 1024),
+            prefetch_limit=settings.enrich_top_k,
+        )
+        return cls(name, settings, tokens, client, cached, metrics)
 
     @property
     def token_path(self) -> Path:
         return self.settings.token_path
 
     def granted_scopes(self) -> frozenset[str] | None:
-        """The scopes the token file records (re-read when the file changes); None without a usable token."""
+        """The scopes the token file records, re-read only when the file changes (a stat per call otherwise);
+        None when there is no readable token file or it records none. The JSON is read as it is (no check of the
+        other fields: listing tools needs the scopes only); an encrypted file is opened when its key is at hand."""
         try:
             info = self.token_path.stat()
         except OSError:
             return None
-        stamp = (info.st_mtime_ns, info.st_size)
-        if stamp != self._scopes_stamp:
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        seen = self._scopes_seen
+        if seen is None or seen[0] != stamp:
             try:
-                granted = scopes.parse_granted(read_token_info(self.token_path).get("scopes"))
-            except AuthError:
-                granted = None
-            self._scopes_stamp, self._scopes = stamp, granted
-        return self._scopes
+                recorded = json.loads(self.token_path.read_text(encoding="utf-8"))
+                if is_sealed(recorded):
+                    recorded = unseal(recorded, str(self.token_path))
+            except (OSError, ValueError, AuthError):
+                recorded = None
+            granted = scopes.parse_granted(recorded.get("scopes")) if isinstance(recorded, dict) else None
+            seen = self._scopes_seen = (stamp, granted)
+        return seen[1]
 
     def mailbox(self) -> str | None:
         """The Google address the token belongs to: recorded in the token file by auth_cli.py, else asked of
@@ -81,13 +108,18 @@ class Account:
                 self._lookup_failed_at = time.monotonic()
                 log.warning("account address unknown", extra={"account": self.name, "error_type": error.code})
                 return None
-            self._email = email
-            if email:
-                try:
-                    self.tokens.record_account(email)
-                except (OSError, GmailError) as exc:  # a read-only token folder: remembered for this run only
-                    log.info("account address not recorded", extra={"account": self.name, "error": type(exc).__name__})
+            self.remember_address(email)
             return email
+
+    def remember_address(self, email: str | None) -> None:
+        """Keeps the account's address for this run and records it in the token file for the next start."""
+        if not email or self._email:
+            return
+        self._email = email
+        try:
+            self.tokens.record_account(email)
+        except (OSError, GmailError) as exc:  # a read-only token folder: remembered for this run only
+            log.info("account address not recorded", extra={"account": self.name, "error": type(exc).__name__})
 
     def auth_command(self) -> str:
         return consent_command(self.name)
@@ -103,6 +135,7 @@ class AccountRegistry:
         if default is None:
             default = DEFAULT_ACCOUNT if DEFAULT_ACCOUNT in self._accounts else accounts[0].name
         self._default = default
+        self.warmed_up = threading.Event()  # set when warm_up() has finished, whatever its outcome
         self._contexts = {
             account.name: ToolContext(
                 gmail=account.gmail, enrich_top_k=enrich_top_k, metrics=account.metrics, account=account.name
@@ -113,7 +146,7 @@ class AccountRegistry:
     @classmethod
     def single(cls, settings: Settings, *, metrics: Metrics) -> AccountRegistry:
         """The one-account set-up: the token file of `settings`, named `default`."""
-        return cls([_account(DEFAULT_ACCOUNT, settings, metrics)], enrich_top_k=settings.enrich_top_k)
+        return cls([Account.build(DEFAULT_ACCOUNT, settings, metrics=metrics)], enrich_top_k=settings.enrich_top_k)
 
     @classmethod
     def from_settings(
@@ -123,7 +156,10 @@ class AccountRegistry:
         found = configured_accounts(settings)
         names = [name for name, _ in found]
         default = default_account(settings, names)
-        accounts = [_account(name, settings.with_overrides(token_path=path), metrics_for(name)) for name, path in found]
+        accounts = [
+            Account.build(name, settings.with_overrides(token_path=path), metrics=metrics_for(name))
+            for name, path in found
+        ]
         return cls(accounts, enrich_top_k=settings.enrich_top_k, default=default)
 
     @property
@@ -174,6 +210,29 @@ class AccountRegistry:
                 explained.hint = f"{explained.hint} {note}"
         return explained
 
+    def warm_up(self) -> None:
+        """Each account's Gmail made ready for its first call (see `GmailClient.warm_up`). Failures are only
+        logged: the first tool call meets the same problem and reports it with its hint."""
+        try:
+            for account in self.accounts():
+                if not account.settings.warm_up:
+                    continue
+                started = time.perf_counter()
+                try:
+                    profile = account.gmail.warm_up()
+                except GmailError as error:
+                    log.info("warm-up stopped", extra={"account": account.name, "category": error.code})
+                except Exception:
+                    log.warning("warm-up failed", extra={"account": account.name}, exc_info=True)
+                else:
+                    # The address comes with the profile: the first call need not ask for it again.
+                    if not account.tokens.account_email:
+                        account.remember_address(str(profile.get("emailAddress") or "") or None)
+                    elapsed = round((time.perf_counter() - started) * 1000, 1)
+                    log.info("gmail session ready", extra={"account": account.name, "latency_ms": elapsed})
+        finally:
+            self.warmed_up.set()
+
     def metrics_summary(self) -> dict[str, Any]:
         """The aggregate summary, and one per account when there are several."""
         accounts = self.accounts()
@@ -181,11 +240,6 @@ class AccountRegistry:
         if len(accounts) > 1:
             summary["accounts"] = {account.name: account.metrics.summary() for account in accounts}
         return summary
-
-
-def _account(name: str, settings: Settings, metrics: Metrics) -> Account:
-    tokens = TokenStore(settings)
-    return Account(name, settings, tokens, GmailClient(settings, tokens, metrics=metrics), metrics)
 
 
 def _authorized_at(path: Path) -> object:

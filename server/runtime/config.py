@@ -9,20 +9,27 @@ installed package (`pipx`, `uvx`, `pip install`), the user's configuration folde
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, replace
+from datetime import timezone, tzinfo
 from pathlib import Path
 
+from server.gmail import scopes
 from server.runtime.token_crypto import parse_scheme
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package
-GMAIL_READONLY_SCOPE = "https://www.googleapis.com/auth/gmail.readonly"
+GMAIL_READONLY_SCOPE = scopes.READONLY  # the default consent
 GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
 
 DEFAULT_ENRICH_TOP_K = 10
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_QUOTA_UNITS_PER_S = 100.0  # well under Gmail's 250 units/s per user
+DEFAULT_SEARCH_CACHE_ENTRIES = 10  # the spec's LRU of recent searches
+DEFAULT_SEARCH_CACHE_TTL_S = 300.0
+DEFAULT_SUMMARY_CACHE_ENTRIES = 5_000
+DEFAULT_SUMMARY_CACHE_MB = 8.0
 
 
 @dataclass(frozen=True)
@@ -37,11 +44,18 @@ class Settings:
     enrich_top_k: int
     request_timeout_s: float
     backoff_scale: float  # multiplies every retry wait; 1.0 in production, tiny in fault suites
+    display_zone: tzinfo | None = None  # dates in tool text (GMAIL_MCP_TIMEZONE); None: the computer's zone
     write_tools: frozenset[str] = frozenset()  # opt-in toolsets the person enabled (GMAIL_MCP_WRITE_TOOLS, --enable)
     quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
     token_dir: Path | None = None  # further accounts' token files (GMAIL_MCP_TOKEN_DIR); None: see `accounts_dir`
     default_account: str | None = None  # the account a call without `account` uses (GMAIL_MCP_DEFAULT_ACCOUNT)
     token_encryption: str = "off"  # off | auto | keyring | env (GMAIL_MCP_TOKEN_ENCRYPTION; runtime/token_crypto.py)
+    # gmail/cache.py: search pages validated by history (0 entries: off), message summaries (0 entries: off)
+    search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES
+    search_cache_ttl_s: float = DEFAULT_SEARCH_CACHE_TTL_S
+    summary_cache_entries: int = DEFAULT_SUMMARY_CACHE_ENTRIES
+    summary_cache_mb: float = DEFAULT_SUMMARY_CACHE_MB
+    warm_up: bool = True  # prepare the Google stack, token and connection right after `initialize`
 
     @property
     def accounts_dir(self) -> Path:
@@ -86,6 +100,33 @@ def _resolve(path_text: str, home: Path) -> Path:
     return path if path.is_absolute() else home / path
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def zone_named(name: str | None) -> tzinfo | None:
+    """An IANA zone (`Europe/Paris`), UTC, or None for `local`/empty (the computer's zone)."""
+    if not name or name.strip().lower() == "local":
+        return None
+    if name.strip().upper() in ("UTC", "Z"):
+        return timezone.utc
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            "GMAIL_MCP_TIMEZONE must be an IANA time zone such as Europe/Paris or America/New_York, UTC, or local; "
+            f"got {name!r}"
+        ) from None
+
+
+def _log_level(env: dict[str, str]) -> str:
+    raw = (env.get("GMAIL_MCP_LOG_LEVEL") or "INFO").strip()
+    if raw.upper() not in LOG_LEVELS:
+        raise ValueError(f"GMAIL_MCP_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
+    return raw.upper()
+
+
 def parse_names(text: str) -> frozenset[str]:
     """`"drafts, labels"` or `"drafts labels"` -> {"drafts", "labels"}."""
     return frozenset(name.strip().lower() for name in text.replace(",", " ").split() if name.strip())
@@ -99,6 +140,8 @@ def _number(env: dict[str, str], name: str, default: float, *, minimum: float) -
         value = float(raw)
     except ValueError as exc:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {raw!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {raw!r}")
     return value
@@ -118,15 +161,34 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         token_path=_resolve(env.get("GMAIL_TOKEN_PATH") or ".token.json", home),
         api_endpoint=(env.get("GMAIL_API_ENDPOINT") or "").strip() or None,
         token_uri=(env.get("GMAIL_TOKEN_URI") or "").strip() or None,
-        log_level=(env.get("GMAIL_MCP_LOG_LEVEL") or "INFO").strip().upper(),
+        log_level=_log_level(env),
         enrich_top_k=int(_number(env, "GMAIL_MCP_ENRICH_TOP_K", DEFAULT_ENRICH_TOP_K, minimum=0)),
         request_timeout_s=_number(env, "GMAIL_MCP_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.1),
         backoff_scale=_number(env, "GMAIL_MCP_BACKOFF_SCALE", 1.0, minimum=0.0),
         write_tools=parse_names(env.get("GMAIL_MCP_WRITE_TOOLS", "")),
+        display_zone=zone_named(env.get("GMAIL_MCP_TIMEZONE")),
         quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
         token_dir=_resolve(env["GMAIL_MCP_TOKEN_DIR"], home)
         if (env.get("GMAIL_MCP_TOKEN_DIR") or "").strip()
         else None,
         default_account=(env.get("GMAIL_MCP_DEFAULT_ACCOUNT") or "").strip().lower() or None,
         token_encryption=parse_scheme(env.get("GMAIL_MCP_TOKEN_ENCRYPTION")),
+        search_cache_entries=int(_number(env, "GMAIL_MCP_SEARCH_CACHE_SIZE", DEFAULT_SEARCH_CACHE_ENTRIES, minimum=0)),
+        search_cache_ttl_s=_number(env, "GMAIL_MCP_SEARCH_CACHE_TTL_S", DEFAULT_SEARCH_CACHE_TTL_S, minimum=0.0),
+        summary_cache_entries=int(
+            _number(env, "GMAIL_MCP_SUMMARY_CACHE_ENTRIES", DEFAULT_SUMMARY_CACHE_ENTRIES, minimum=0)
+        ),
+        summary_cache_mb=_number(env, "GMAIL_MCP_SUMMARY_CACHE_MB", DEFAULT_SUMMARY_CACHE_MB, minimum=0.0),
+        warm_up=_flag(env, "GMAIL_MCP_WARM_UP", True),
     )
+
+
+def _flag(env: dict[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name} must be 1 or 0 (true/false), got {raw!r}")

@@ -5,6 +5,7 @@ Same client, same HTTP, same tools; only the endpoint, the token endpoint and th
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,9 +22,12 @@ def demo_settings(settings: Settings) -> Iterator[Settings]:
     from server.demo import DEMO_MAILBOX
     from server.emulator import start_emulator
 
+    # Page tokens signed with a key of the mailbox itself: `More: call again with page_token=...` printed by one
+    # run (the terminal client starts a server per command) still works in the next.
+    key = hashlib.sha256(b"gmail-mcp demo page tokens\0" + DEMO_MAILBOX.read_bytes()).digest()
     with (
         tempfile.TemporaryDirectory(prefix="gmail-mcp-demo-") as scratch,
-        start_emulator(DEMO_MAILBOX, rebase_dates=True) as emulator,
+        start_emulator(DEMO_MAILBOX, rebase_dates=True, page_token_key=key) as emulator,
     ):
         token_path = emulator.write_token(Path(scratch) / "demo-token.json")
         log.warning(

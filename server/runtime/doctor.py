@@ -2,13 +2,12 @@
 
 Every configured account is checked in turn (token file, encryption, refresh, a real Gmail call, the scopes the
 enabled write tools need, the Testing-mode 7-day limit), each with its own `auth_cli.py --account` command.
-The report goes to stderr like every other line the server writes; the exit status says whether Gmail works
-for every account.
+The checklist goes to stdout (this is not the MCP server: nothing else is written there) and the log lines stay
+out of it unless `--verbose`; the exit status says whether Gmail works for every account.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -20,20 +19,18 @@ Say = Callable[[str, str], None]
 
 
 def _credentials_state(settings: Settings) -> tuple[str, str]:
-    path = settings.credentials_path
-    if not path.exists():
+    from server.runtime.client_file import inspect_client_file
+
+    found = inspect_client_file(settings.credentials_path)
+    if found.state == "missing":
         return "warn", (
-            f"no OAuth client file at {path} (needed only by auth_cli.py to create a token; "
+            f"no OAuth client file at {settings.credentials_path} (needed only by auth_cli.py to create a token; "
             "see README 'Google Cloud set-up')"
         )
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return "fail", f"{path} is unreadable or not JSON ({type(exc).__name__}): download it again"
-    if "installed" not in data:
-        kind = next(iter(data), "unknown") if isinstance(data, dict) else "unknown"
-        return "fail", f"{path} is a '{kind}' client; create an OAuth client of type 'Desktop app' instead"
-    return "ok", f"OAuth client file {path}"
+    # Only auth_cli.py reads the client file: a bad one is worth fixing, but a working token still serves.
+    return ("warn" if found.state == "fail" else found.state), found.message + (
+        " (only auth_cli.py needs it)" if found.state == "fail" else ""
+    )
 
 
 def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
@@ -41,7 +38,7 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
     Returns the exit status (1 when any account fails)."""
     from server.runtime.token_folder import configured_accounts, default_account, folder_too_open
 
-    stream = out or sys.stderr
+    stream = out or sys.stdout
 
     def say(state: str, text: str) -> None:
         stream.write(f"[{state:>4}] {text}\n")

@@ -13,6 +13,7 @@ import pytest
 
 from server import auth_cli
 from server.runtime.config import GMAIL_READONLY_SCOPE, PROJECT_ROOT
+from server.tests.support.emulator import emulator_env
 
 
 def test_missing_credentials_file_prints_the_steps_not_a_traceback(tmp_path):
@@ -26,6 +27,17 @@ def test_missing_credentials_file_prints_the_steps_not_a_traceback(tmp_path):
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "Desktop app" in result.stderr and "Test users" in result.stderr and "Gmail API" in result.stderr
+
+
+DESKTOP_CLIENT = {
+    "installed": {
+        "client_id": "1234-abc.apps.googleusercontent.com",
+        "client_secret": "GOCSPX-test",
+        "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+        "token_uri": "https://oauth2.googleapis.com/token",
+        "redirect_uris": ["http://localhost"],
+    }
+}
 
 
 class FakeFlow:
@@ -57,10 +69,10 @@ def test_authorize_writes_an_owner_only_token_and_proves_it(emulator, tmp_path, 
     monkeypatch.setattr(
         google_auth_oauthlib.flow.InstalledAppFlow, "from_client_secrets_file", staticmethod(from_client_secrets_file)
     )
-    (tmp_path / "credentials.json").write_text('{"installed": {}}')
+    (tmp_path / "credentials.json").write_text(json.dumps(DESKTOP_CLIENT))
     token_path = tmp_path / "out" / ".token.json"
-    monkeypatch.setenv("GMAIL_API_ENDPOINT", emulator.url)
-    monkeypatch.setenv("GMAIL_TOKEN_URI", emulator.token_uri)
+    for name, value in emulator_env(emulator, token_path).items():
+        monkeypatch.setenv(name, value)
     FakeFlow.calls.clear()
 
     code = auth_cli.main(
@@ -71,7 +83,10 @@ def test_authorize_writes_an_owner_only_token_and_proves_it(emulator, tmp_path, 
     assert scopes_asked == [[GMAIL_READONLY_SCOPE]]
     (call,) = FakeFlow.calls
     assert call["access_type"] == "offline" and call["prompt"] == "consent" and call["open_browser"] is False
-    assert call["port"] == 0
+    assert call["port"] > 0 and call["timeout_seconds"] == auth_cli.DEFAULT_WAIT_S
+    prompt = call["authorization_prompt_message"]
+    assert f"ssh -L {call['port']}:localhost:{call['port']}" in prompt and "PORT" not in prompt
+    assert "Waiting up to 5 minutes" in prompt and "Ctrl-C cancels" in prompt
     saved = json.loads(token_path.read_text())
     assert saved["refresh_token"] == credentials.refresh_token
     if os.name == "posix":
@@ -97,3 +112,113 @@ def test_verify_only_reports_a_missing_token_with_the_fix(tmp_path, monkeypatch,
 )
 def test_consent_failures_get_guidance_instead_of_a_traceback(error, advice):
     assert advice in auth_cli.describe_consent_failure(error)
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ('{"installed": {"client_id": "x",\n', "not valid JSON"),
+        ("{}", "not an OAuth client file"),
+        ('{"type": "service_account", "private_key": "..."}', "not an OAuth client file"),
+        ('{"installed": {"client_id": ""}}', "lacks a client_id"),
+        (None, "is a folder"),
+    ],
+)
+def test_a_bad_client_file_names_the_file_and_what_to_do(tmp_path, capsys, content, expected):
+    path = tmp_path / "credentials.json"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_text(content)
+    assert auth_cli.main(["--credentials", str(path), "--token", str(tmp_path / "t.json")]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and str(path) in err and "Desktop app" in err and "Traceback" not in err
+
+
+def _fake_consent(monkeypatch, tmp_path, emulator):
+    from google.oauth2.credentials import Credentials
+
+    issued = emulator.write_token(tmp_path / "issued.json")
+    credentials = Credentials.from_authorized_user_info(json.loads(issued.read_text()))
+    import google_auth_oauthlib.flow
+
+    monkeypatch.setattr(
+        google_auth_oauthlib.flow.InstalledAppFlow,
+        "from_client_secrets_file",
+        staticmethod(lambda path, scopes: FakeFlow(credentials)),
+    )
+    monkeypatch.setenv("GMAIL_API_ENDPOINT", emulator.url)
+    monkeypatch.setenv("GMAIL_TOKEN_URI", emulator.token_uri)
+    FakeFlow.calls.clear()
+
+
+def test_a_web_client_is_used_with_a_warning_that_a_desktop_client_is_needed(emulator, tmp_path, monkeypatch, capsys):
+    _fake_consent(monkeypatch, tmp_path, emulator)
+    path = tmp_path / "credentials.json"
+    path.write_text(json.dumps({"web": DESKTOP_CLIENT["installed"]}))
+    assert auth_cli.main(["--credentials", str(path), "--token", str(tmp_path / "t.json"), "--no-browser"]) == 0
+    assert "'Web application' client" in capsys.readouterr().err
+
+
+def test_no_runnable_browser_falls_back_to_printing_the_url(emulator, tmp_path, monkeypatch, capsys):
+    import webbrowser
+
+    def no_browser(*_args, **_kwargs):
+        raise webbrowser.Error("could not locate runnable browser")
+
+    _fake_consent(monkeypatch, tmp_path, emulator)
+    monkeypatch.setattr(webbrowser, "get", no_browser)
+    path = tmp_path / "credentials.json"
+    path.write_text(json.dumps(DESKTOP_CLIENT))
+    assert auth_cli.main(["--credentials", str(path), "--token", str(tmp_path / "t.json")]) == 0
+    (call,) = FakeFlow.calls
+    assert call["open_browser"] is False and "Open this URL" in call["authorization_prompt_message"]
+    assert "No browser can be opened" in capsys.readouterr().err
+
+
+def test_a_consent_that_times_out_says_so():
+    from google_auth_oauthlib.flow import WSGITimeoutError
+
+    advice = auth_cli.describe_consent_failure(WSGITimeoutError("Timed out"), wait_s=120)
+    assert "within 120 s" in advice and "--wait" in advice
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGTERM is TerminateProcess on Windows: nothing to handle")
+def test_sigterm_while_waiting_for_the_browser_exits_cleanly(tmp_path):
+    path = tmp_path / "credentials.json"
+    path.write_text(json.dumps(DESKTOP_CLIENT))
+    process = subprocess.Popen(
+        [sys.executable, str(PROJECT_ROOT / "server" / "auth_cli.py"), "--no-browser", "--credentials", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "GMAIL_TOKEN_PATH": str(tmp_path / "t.json")},
+        text=True,
+    )
+    try:
+        for line in process.stdout:  # the URL and the waiting line come before the wait
+            if "Waiting up to" in line:
+                break
+        process.terminate()
+        _out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 2 and "Authorization cancelled." in err and "Traceback" not in err
+
+
+def test_a_linux_machine_without_a_display_has_no_usable_browser(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
+        monkeypatch.delenv(name, raising=False)
+    assert auth_cli.browser_available() is False  # w3m or lynx would take over the terminal
+    monkeypatch.setenv("BROWSER", "wslview")
+    import webbrowser
+
+    monkeypatch.setattr(webbrowser, "get", lambda *_: object())
+    assert auth_cli.browser_available() is True
+
+
+def test_an_invalid_setting_is_named_not_a_traceback(monkeypatch, capsys):
+    monkeypatch.setenv("GMAIL_MCP_LOG_LEVEL", "loud")
+    assert auth_cli.main(["--verify-only"]) == 2
+    err = capsys.readouterr().err
+    assert "Invalid setting: GMAIL_MCP_LOG_LEVEL must be one of" in err and "Traceback" not in err

@@ -3,36 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from googleapiclient.errors import HttpError
 
-from server.emulator import Emulator, start_emulator
-from server.tests.support.emulator import (
-    CHINESE_TEXT,
-    FILLER_COUNT,
-    OWNER,
-    PDF_BYTES,
-    build_mailbox,
-    decode_b64url,
-    gmail_service,
-)
+from server.emulator import Emulator
+from server.tests.support.emulator import CHINESE_TEXT, FILLER_COUNT, OWNER, PDF_BYTES, decode_b64url, gmail_service
 
 VISIBLE = 10 + FILLER_COUNT - 2  # everything but spam and trash
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
-    with start_emulator(build_mailbox(tmp_path_factory.mktemp("api") / "mail")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def gmail(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return gmail_service(emulator, emulator.write_token(tmp_path_factory.mktemp("token") / "token.json"))
+def gmail(gmail_emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return gmail_service(gmail_emulator, gmail_emulator.write_token(tmp_path_factory.mktemp("token") / "token.json"))
 
 
 def _ids(response: dict[str, Any]) -> list[str]:
@@ -232,19 +218,19 @@ def test_labels_and_profile(gmail: Any, emulator: Emulator) -> None:
     assert _status(caught)[0] == 403
 
 
-def test_max_results_clamps_to_500(tmp_path: Path) -> None:
+def test_max_results_clamps_to_500(make_emulator: Callable[..., Emulator], tmp_path: Path) -> None:
     lines = [
         f"From MAILER Mon Jan  1 00:00:00 2024\nFrom: bulk@x\nSubject: n{i}\n"
         f"Date: Mon, 01 Jan 2024 00:{i // 60 % 60:02d}:{i % 60:02d} +0000\n\nbody {i}\n"
         for i in range(510)
     ]
     (tmp_path / "big.mbox").write_text("".join(lines))
-    with start_emulator(tmp_path / "big.mbox") as big:
-        service = gmail_service(big, big.write_token(tmp_path / "token.json"))
-        first = service.users().messages().list(userId="me", maxResults=1000).execute()
-        assert len(first["messages"]) == 500 and first["resultSizeEstimate"] == 510
-        rest = service.users().messages().list(userId="me", maxResults=1000, pageToken=first["nextPageToken"])
-        assert len(rest.execute()["messages"]) == 10
+    big = make_emulator(tmp_path / "big.mbox")
+    service = gmail_service(big, big.write_token(tmp_path / "token.json"))
+    first = service.users().messages().list(userId="me", maxResults=1000).execute()
+    assert len(first["messages"]) == 500 and first["resultSizeEstimate"] == 510
+    rest = service.users().messages().list(userId="me", maxResults=1000, pageToken=first["nextPageToken"])
+    assert len(rest.execute()["messages"]) == 10
 
 
 def test_keep_alive_reuses_one_connection(emulator: Emulator, tmp_path: Path) -> None:

@@ -5,14 +5,16 @@ and schemas that say no more than they must (every conversation pays for `tools/
 from __future__ import annotations
 
 import json
+from datetime import timezone
 
 import jsonschema
 import pytest
 
 from server.content.text.snippets import SNIPPET_CHARS, clean_snippet
 from server.protocol.dispatch import tool_definition
+from server.runtime.config import load_settings, zone_named
 from server.toolsets import ALL_TOOLS as TOOLS
-from server.toolsets.common import short_date
+from server.toolsets.common import DisplayZone, short_date
 from server.toolsets.messages.search import SearchMessagesResult, SearchResultItem, render_search
 
 WEEKLY_BYTE = (
@@ -53,10 +55,34 @@ def test_long_snippets_are_cut_at_a_word_boundary():
     assert clean_snippet(chinese) == chinese[:SNIPPET_CHARS] + "…"
 
 
-def test_short_dates_drop_seconds_and_keep_the_offset():
-    assert short_date("2026-11-22T11:32:38-08:00") == "2026-11-22 11:32-08:00"
-    assert short_date("2026-11-22T11:32:38.250+00:00") == "2026-11-22 11:32+00:00"
+def test_short_dates_drop_seconds_and_show_one_zone():
+    utc = timezone.utc
+    assert short_date("2026-11-22T11:32:38-08:00", utc) == "2026-11-22 19:32+00:00"
+    assert short_date("2026-11-22T11:32:38.250+00:00", utc) == "2026-11-22 11:32+00:00"
+    assert short_date("2026-11-22T11:32:38-08:00", zone_named("Asia/Tokyo")) == "2026-11-23 04:32+09:00"
+    assert short_date("Tue, 10 Nov 2026 07:50:46 -0800", utc) == "Tue, 10 Nov 2026 07:50:46 -0800"
     assert short_date(None) == "?"
+
+
+def test_dates_that_cannot_be_converted_are_shown_in_the_senders_offset():
+    """A hostile Date header (year 9999 west of UTC) must not fail a whole search."""
+    assert short_date("9999-12-31T23:59:59-12:00", zone_named("Asia/Tokyo")) == "9999-12-31 23:59-12:00"
+    assert short_date("1969-12-31T19:00:00-05:00", timezone.utc) == "1970-01-01 00:00+00:00"
+
+
+def test_a_newest_first_list_reads_in_order_in_the_display_zone(monkeypatch):
+    """Each sender's own offset made `19:47-08:00, 13:13-08:00, 18:24+00:00` look out of order."""
+    monkeypatch.setattr(DisplayZone, "zone", zone_named("Europe/Paris"))
+    dates = ["2026-11-22T19:47:00-08:00", "2026-11-22T13:13:00-08:00", "2026-11-22T18:24:00+00:00"]
+    shown = [short_date(date) for date in dates]
+    assert shown == ["2026-11-23 04:47+01:00", "2026-11-22 22:13+01:00", "2026-11-22 19:24+01:00"]
+    assert shown == sorted(shown, reverse=True)
+
+
+def test_an_unknown_time_zone_is_refused_with_what_is_accepted():
+    with pytest.raises(ValueError, match="IANA time zone"):
+        load_settings({"GMAIL_MCP_TIMEZONE": "Mars/Olympus"}, dotenv=False)
+    assert load_settings({"GMAIL_MCP_TIMEZONE": "local"}, dotenv=False).display_zone is None
 
 
 def search_result(**changes) -> SearchMessagesResult:
@@ -78,11 +104,12 @@ def search_result(**changes) -> SearchMessagesResult:
     return SearchMessagesResult(**{**fields, **changes})
 
 
-def test_search_text_is_one_line_per_result_without_thread_ids():
+def test_search_text_is_one_line_per_result_without_thread_ids(monkeypatch):
+    monkeypatch.setattr(DisplayZone, "zone", timezone.utc)
     text = render_search(search_result(next_page_token="TOKEN"))
     assert text.splitlines() == [
         "2 message(s) for `in:inbox`, newest first (id | date | from | subject):",
-        "1. m1 | 2026-11-22 11:32-08:00 | Alice <alice@example.com> | Lunch",
+        "1. m1 | 2026-11-22 19:32+00:00 | Alice <alice@example.com> | Lunch",
         "   Shall we?",
         "2. m2",
         'Results with an id only: gmail_get_message (format="metadata" is cheap) shows who and what.',

@@ -70,9 +70,11 @@ def test_dependency_ranges_admit_the_pinned_versions(wheel):
     ]
     pins = {}
     for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines():
-        if "==" in line and not line.startswith("#"):
-            name, version = line.split("#")[0].strip().split("==")
-            pins[name.lower()] = version
+        if line.strip() and not line.startswith("#"):
+            pinned = Requirement(line)
+            exact = [spec.version for spec in pinned.specifier if spec.operator == "=="]
+            if exact:
+                pins[pinned.name.lower()] = exact[0]
     assert {requirement.name.lower() for requirement in declared} <= set(pins), "a runtime dependency is not pinned"
     for requirement in declared:
         assert requirement.specifier.contains(pins[requirement.name.lower()]), requirement

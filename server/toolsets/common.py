@@ -7,6 +7,7 @@ leave out what is None, so a client never pays for nulls.
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone, tzinfo
 from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -60,6 +61,35 @@ def bounded(text: str | None, limit: int = MAX_HEADER_CHARS) -> str | None:
 _SECONDS = re.compile(r"T(\d\d:\d\d):\d\d(?:\.\d+)?")
 
 
-def short_date(iso: str | None) -> str:
-    """`2026-11-22T11:32:38-08:00` -> `2026-11-22 11:32-08:00`: minutes tell messages apart, seconds cost bytes."""
-    return _SECONDS.sub(r" \1", iso, count=1) if iso else "?"
+class DisplayZone:
+    """The time zone dates are shown in to the model: the person's (GMAIL_MCP_TIMEZONE, else the computer's).
+
+    Each sender writes its own offset, so a newest-first list read in senders' zones looks out of order
+    (`19:47-08:00, 13:13-08:00, 18:24+00:00`); one zone for all reads right. Structured results keep the ISO date
+    with the sender's offset. Set once at start-up by `main.py` (`configure`).
+    """
+
+    zone: tzinfo | None = None  # None: the computer's local zone
+
+    @classmethod
+    def configure(cls, zone: tzinfo | None) -> None:
+        cls.zone = zone
+
+
+def short_date(iso: str | None, zone: tzinfo | str | None = "display") -> str:
+    """`2026-11-22T11:32:38-08:00` -> `2026-11-22 20:32+01:00` in the display zone: minutes tell messages apart,
+    seconds cost bytes. A value that is not ISO is shown as it is, without its seconds."""
+    if not iso:
+        return "?"
+    target = DisplayZone.zone if zone == "display" else zone
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return _SECONDS.sub(r" \1", iso, count=1)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    try:
+        local = moment.astimezone(target) if not isinstance(target, str) else moment
+    except (OverflowError, OSError, ValueError):  # year 9999 in a later zone; pre-1970 local time on Windows
+        local = moment  # the sender's own offset: still a date, never a failed search
+    return local.isoformat(timespec="minutes").replace("T", " ")

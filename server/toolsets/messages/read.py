@@ -21,6 +21,7 @@ from server.toolsets.common import (
     ToolInput,
     ToolOutput,
     bounded,
+    short_date,
 )
 
 DEFAULT_MAX_BODY_CHARS = 20_000
@@ -42,7 +43,10 @@ class GetMessageInput(ToolInput):
     )
     offset: Count = Field(0, ge=0, description="Start of body_text, in characters: pass next_offset to read on.")
     include_html: bool = Field(False, description="Also return the raw HTML source (large; rarely needed).")
-    strip_quoted: bool = Field(False, description='Drop quoted reply history ("On ... wrote:" and > lines).')
+    strip_quoted: bool = Field(
+        False,
+        description='Drop quoted reply history: "On ... wrote:" in any language, Outlook header blocks, > lines.',
+    )
 
 
 class MessageHeaders(ToolOutput):
@@ -77,7 +81,11 @@ class GetMessageResult(ToolOutput):
     offset: int | None = None
     truncated: bool = False
     next_offset: int | None = Field(None, description="Pass as offset to read the rest of a cut body.")
-    attachments: list[AttachmentItem] = Field(default_factory=list)
+    attachments: list[AttachmentItem] | None = Field(
+        None,
+        description='format="full" only (an empty list there means none); metadata results leave it out: they '
+        "cannot tell whether the message has attachments.",
+    )
     notes: list[str] = Field(default_factory=list)
 
 
@@ -153,7 +161,7 @@ def render_message(result: GetMessageResult) -> str:
             ("To", headers.to),
             ("Cc", headers.cc),
             ("Reply-To", headers.reply_to),
-            ("Date", headers.date),
+            ("Date", short_date(result.date_iso) if result.date_iso else headers.date),
             ("Subject", headers.subject),
         )
         if value

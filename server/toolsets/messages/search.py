@@ -23,6 +23,7 @@ from pydantic import (
 
 from server.content.message import header_value, parse_addresses, to_iso_date
 from server.content.text.snippets import clean_snippet
+from server.gmail.cache import SUMMARY_FIELDS, SUMMARY_HEADERS
 from server.gmail.query import compose_query
 from server.tools import ToolContext, ToolSpec
 from server.toolsets.common import (
@@ -40,8 +41,8 @@ from server.toolsets.common import (
 MAX_RESULTS_LIMIT = 50
 MAX_PAGES = 10  # hard cap on messages.list calls per search, whatever Gmail answers
 GMAIL_PAGE_LIMIT = 500
-ENRICH_HEADERS = ("From", "Subject", "Date")
-ENRICH_FIELDS = "id,threadId,snippet,internalDate,payload/headers"
+ENRICH_HEADERS = SUMMARY_HEADERS  # ("From", "Subject", "Date"): what the message summary cache keeps
+ENRICH_FIELDS = SUMMARY_FIELDS
 EMPTY_RESULT_HINT = (
     "No messages matched. Try fewer or broader terms, drop a filter (newer_than_days, label_ids), check spelling "
     "of addresses, or add in:anywhere to include archived, spam and trash."
@@ -242,6 +243,17 @@ def search_messages(ctx: ToolContext, args: SearchMessagesInput) -> SearchMessag
 # -- rendering ---------------------------------------------------------------------------------------------------
 
 
+def render_item(number: int, item: SearchResultItem) -> list[str]:
+    """`N. id | date | from | subject` and the snippet below it; the id alone for a result without details."""
+    if item.subject is None and item.from_email is None:
+        return [f"{number}. {item.id}"]
+    sender = f"{item.from_name} <{item.from_email}>" if item.from_name else (item.from_email or "?")
+    lines = [f"{number}. {item.id} | {short_date(item.date)} | {sender} | {item.subject or '(no subject)'}"]
+    if item.snippet:
+        lines.append(f"   {item.snippet}")
+    return lines
+
+
 def render_search(result: SearchMessagesResult) -> str:
     """One line per result (id | date | from | subject) and its snippet below: what the model needs to pick one.
 
@@ -253,13 +265,7 @@ def render_search(result: SearchMessagesResult) -> str:
     head = f"{result.result_count} message(s) for `{result.query}`, newest first"
     lines = [head + (" (id | date | from | subject):" if len(bare) < len(result.messages) else ":")]
     for number, item in enumerate(result.messages, 1):
-        if item.subject is None and item.from_email is None:
-            lines.append(f"{number}. {item.id}")
-            continue
-        sender = f"{item.from_name} <{item.from_email}>" if item.from_name else (item.from_email or "?")
-        lines.append(f"{number}. {item.id} | {short_date(item.date)} | {sender} | {item.subject or '(no subject)'}")
-        if item.snippet:
-            lines.append(f"   {item.snippet}")
+        lines += render_item(number, item)
     if bare and not result.hint:
         lines.append('Results with an id only: gmail_get_message (format="metadata" is cheap) shows who and what.')
     if result.next_page_token:
