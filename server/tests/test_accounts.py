@@ -182,15 +182,15 @@ def test_check_covers_every_account_with_its_own_command(emulator, home):
     env.pop("GMAIL_TOKEN_PATH", None)
     command = [sys.executable, "-m", "server.main", "--check"]
     ok = subprocess.run(command, env=env, cwd="/", capture_output=True, text=True, timeout=60)
-    assert ok.returncode == 0, ok.stderr
-    assert "account 'default':" in ok.stderr and "account 'work':" in ok.stderr
-    assert f"Gmail answers for {WORK_OWNER}" in ok.stderr and f"Gmail answers for {OWNER}" in ok.stderr
-    assert "[warn] This token was granted 6 days ago" in ok.stderr and "--account work" in ok.stderr
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "account 'default':" in ok.stdout and "account 'work':" in ok.stdout
+    assert f"Gmail answers for {WORK_OWNER}" in ok.stdout and f"Gmail answers for {OWNER}" in ok.stdout
+    assert "[warn] This token was granted 6 days ago" in ok.stdout and "--account work" in ok.stdout
     emulator.revoke_refresh_tokens(WORK_OWNER)
     emulator.expire_access_tokens()  # the first check saved fresh access tokens: make the next one refresh
     failing = subprocess.run(command, env=env, cwd="/", capture_output=True, text=True, timeout=60)
     assert failing.returncode == 1
-    work_part = failing.stderr.split("account 'work':")[1]
+    work_part = failing.stdout.split("account 'work':")[1]
     assert "[fail]" in work_part and "auth_cli.py --account work" in work_part
 
 

@@ -13,6 +13,7 @@ from cryptography.fernet import Fernet
 
 from server import auth_cli
 from server.auth import read_token_file
+from server.tests.test_auth_cli import DESKTOP_CLIENT
 
 
 class FakeFlow:
@@ -37,7 +38,7 @@ def consent(emulator, tmp_path, monkeypatch):
         "from_client_secrets_file",
         staticmethod(lambda path, scopes: FakeFlow(credentials)),
     )
-    (tmp_path / "credentials.json").write_text('{"installed": {}}')
+    (tmp_path / "credentials.json").write_text(json.dumps(DESKTOP_CLIENT))
     for name, value in {
         "GMAIL_MCP_HOME": str(tmp_path),
         "GMAIL_API_ENDPOINT": emulator.url,
