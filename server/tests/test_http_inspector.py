@@ -12,9 +12,8 @@ import subprocess
 
 import pytest
 
-from server.demo import DEMO_MAILBOX
-from server.emulator import start_emulator
-from server.tests.support.http_server import emulator_env, http_server
+from server.tests.support.emulator import emulator_env
+from server.tests.support.http_server import TEST_SERVER_ENV, http_server
 
 INSPECTOR = os.environ.get("GMAIL_MCP_INSPECTOR", "")
 NODE = os.environ.get("GMAIL_MCP_NODE") or shutil.which("node") or "node"
@@ -36,33 +35,35 @@ def inspector(url: str, *arguments: str, home) -> subprocess.CompletedProcess[st
     )
 
 
-def test_the_inspector_lists_and_calls_the_tools_over_http(tmp_path):
-    with start_emulator(DEMO_MAILBOX, rebase_dates=True) as emulator:
-        env = emulator_env(emulator, emulator.write_token(tmp_path / "token.json"), GMAIL_MCP_HTTP_TOKEN=TOKEN)
-        with http_server(env) as server:
-            listed = inspector(
-                server.url,
-                "--header",
-                f"Authorization: Bearer {TOKEN}",
-                "--method",
-                "tools/list",
-                "--strict",
-                home=tmp_path,
-            )
-            called = inspector(
-                server.url,
-                "--header",
-                f"X-API-Key: {TOKEN}",
-                "--method",
-                "tools/call",
-                "--tool-name",
-                "gmail_search_messages",
-                "--tool-arg",
-                "query=in:inbox",
-                "max_results=2",
-                home=tmp_path,
-            )
-            refused = inspector(server.url, "--method", "tools/list", "--stored-auth-only", home=tmp_path)
+def test_the_inspector_lists_and_calls_the_tools_over_http(tmp_path, demo_emulator):
+    emulator = demo_emulator
+    env = emulator_env(
+        emulator, emulator.write_token(tmp_path / "token.json"), **TEST_SERVER_ENV, GMAIL_MCP_HTTP_TOKEN=TOKEN
+    )
+    with http_server(env) as server:
+        listed = inspector(
+            server.url,
+            "--header",
+            f"Authorization: Bearer {TOKEN}",
+            "--method",
+            "tools/list",
+            "--strict",
+            home=tmp_path,
+        )
+        called = inspector(
+            server.url,
+            "--header",
+            f"X-API-Key: {TOKEN}",
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "gmail_search_messages",
+            "--tool-arg",
+            "query=in:inbox",
+            "max_results=2",
+            home=tmp_path,
+        )
+        refused = inspector(server.url, "--method", "tools/list", "--stored-auth-only", home=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert {tool["name"] for tool in json.loads(listed.stdout)["tools"]} >= {"gmail_search_messages"}
     assert called.returncode == 0, called.stderr

@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 from server.demo import DEMO_MAILBOX
-from server.emulator import start_emulator
-from server.tests.support.http_server import emulator_env, http_server, mcp_client
+from server.tests.support.emulator import emulator_env
+from server.tests.support.http_server import TEST_SERVER_ENV, http_server, mcp_client
 
 pytestmark = pytest.mark.anyio
 TOKEN = "load-test-token-0123456789abcdef"
@@ -37,38 +37,40 @@ def most_at_once(entries: list[dict]) -> int:
     return peak
 
 
-async def test_fifty_concurrent_calls_from_five_clients_all_succeed(tmp_path):
-    with start_emulator(DEMO_MAILBOX, rebase_dates=True, latency_ms=100) as emulator:
-        ids = [message.id for message in emulator.store.messages if "INBOX" in message.label_ids][:25]
-        env = emulator_env(emulator, emulator.write_token(tmp_path / "token.json"), GMAIL_MCP_HTTP_TOKEN=TOKEN)
-        with http_server(env) as server:
-            results: dict[tuple[int, int], object] = {}
+async def test_fifty_concurrent_calls_from_five_clients_all_succeed(tmp_path, make_emulator):
+    emulator = make_emulator(DEMO_MAILBOX, rebase_dates=True, latency_ms=100)
+    ids = [message.id for message in emulator.store.messages if "INBOX" in message.label_ids][:25]
+    env = emulator_env(
+        emulator, emulator.write_token(tmp_path / "token.json"), **TEST_SERVER_ENV, GMAIL_MCP_HTTP_TOKEN=TOKEN
+    )
+    with http_server(env) as server:
+        results: dict[tuple[int, int], object] = {}
 
-            async def one_client(number: int) -> None:
-                mode = "legacy" if number % 2 else "auto"
-                async with mcp_client(server.url, mode, {"Authorization": f"Bearer {TOKEN}"}) as client:
-                    await client.list_tools()
+        async def one_client(number: int) -> None:
+            mode = "legacy" if number % 2 else "auto"
+            async with mcp_client(server.url, mode, {"Authorization": f"Bearer {TOKEN}"}) as client:
+                await client.list_tools()
 
-                    async def call(index: int) -> None:
-                        if index % 2:
-                            arguments = {"message_id": ids[(number * CALLS_PER_CLIENT + index) % len(ids)]}
-                            results[number, index] = (GET, arguments, await client.call_tool(GET, arguments))
-                        else:
-                            arguments = {"query": f"newer_than:{3650 + index}d", "max_results": 5}
-                            results[number, index] = (SEARCH, arguments, await client.call_tool(SEARCH, arguments))
+                async def call(index: int) -> None:
+                    if index % 2:
+                        arguments = {"message_id": ids[(number * CALLS_PER_CLIENT + index) % len(ids)]}
+                        results[number, index] = (GET, arguments, await client.call_tool(GET, arguments))
+                    else:
+                        arguments = {"query": f"newer_than:{3650 + index}d", "max_results": 5}
+                        results[number, index] = (SEARCH, arguments, await client.call_tool(SEARCH, arguments))
 
-                    async with anyio.create_task_group() as calls:
-                        for index in range(CALLS_PER_CLIENT):
-                            calls.start_soon(call, index)
+                async with anyio.create_task_group() as calls:
+                    for index in range(CALLS_PER_CLIENT):
+                        calls.start_soon(call, index)
 
-            started = time.monotonic()
-            with anyio.fail_after(120):
-                async with anyio.create_task_group() as clients:
-                    for number in range(CLIENTS):
-                        clients.start_soon(one_client, number)
-            elapsed = time.monotonic() - started
-            peak = most_at_once(emulator.requests())
-            ends = server.log_text().count('"tool end"')
+        started = time.monotonic()
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as clients:
+                for number in range(CLIENTS):
+                    clients.start_soon(one_client, number)
+        elapsed = time.monotonic() - started
+        peak = most_at_once(emulator.requests())
+        ends = server.log_text().count('"tool end"')
     assert len(results) == CLIENTS * CALLS_PER_CLIENT
     for tool, arguments, result in results.values():
         assert result.is_error is False, result.content[0].text

@@ -15,8 +15,8 @@ import pytest
 
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.accounts import WORK_OWNER, WORK_SUBJECTS, two_account_emulator
-from server.tests.support.emulator import OWNER
-from server.tests.support.http_server import HttpServer, emulator_env, http_server, mcp_client, wait_for_exit
+from server.tests.support.emulator import OWNER, emulator_env
+from server.tests.support.http_server import TEST_SERVER_ENV, HttpServer, http_server, mcp_client, wait_for_exit
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
@@ -42,7 +42,11 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, di
         tokens.write_text(f"# who may call\n{TOKEN_ALL}\n{TOKEN_WORK} work  # the work laptop\n")
         # Every test here connects from 127.0.0.1: the failed-auth limit (test_http_guard.py) is raised.
         env = emulator_env(
-            emulator, personal, GMAIL_MCP_HTTP_TOKEN_FILE=str(tokens), GMAIL_MCP_HTTP_AUTH_FAILURES="1000"
+            emulator,
+            personal,
+            **TEST_SERVER_ENV,
+            GMAIL_MCP_HTTP_TOKEN_FILE=str(tokens),
+            GMAIL_MCP_HTTP_AUTH_FAILURES="1000",
         )
         yield emulator, env
 

@@ -13,7 +13,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from server.runtime.config import PROJECT_ROOT
@@ -89,16 +88,9 @@ def http_server(env: dict[str, str], bind: str = "127.0.0.1:0") -> Iterator[Http
                 process.wait()
 
 
-def emulator_env(emulator: Any, token_path: Path, **extra: str) -> dict[str, str]:
-    """Points the server at an in-process emulator; the quota limiter off (tests pace nothing)."""
-    return {
-        "GMAIL_API_ENDPOINT": emulator.url,
-        "GMAIL_TOKEN_URI": emulator.token_uri,
-        "GMAIL_TOKEN_PATH": str(token_path),
-        "GMAIL_MCP_QUOTA_UNITS_PER_S": "0",
-        "GMAIL_MCP_LOG_LEVEL": "INFO",
-        **extra,
-    }
+# What the HTTP tests add to `support.emulator.emulator_env(...)`: no quota pacing (tests pace nothing), and the
+# INFO log lines the tests read (the URL line, auth failures).
+TEST_SERVER_ENV = {"GMAIL_MCP_QUOTA_UNITS_PER_S": "0", "GMAIL_MCP_LOG_LEVEL": "INFO"}
 
 
 def mcp_client(url: str, mode: str, headers: dict[str, str] | None = None, hooks: list[Any] | None = None) -> Any:
