@@ -177,8 +177,8 @@ async def test_later_calls_neither_refresh_the_token_nor_reconnect(demo):
 
 
 async def test_tools_list_fits_in_8_kb(demo):
-    emulator, token = demo
-    async with Client(build_server(new_server_context(emulator, token)), mode="legacy") as client:
+    _, settings = demo
+    async with Client(build_server(new_server_context(settings)), mode="legacy") as client:
         listed = await client.list_tools()
     wire = json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
     assert len(wire.encode("utf-8")) <= TOOLS_LIST_LIMIT
