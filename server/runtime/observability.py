@@ -112,6 +112,7 @@ class Metrics:
         self._enrichment_failures = 0
         self._cache: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self._history_checks = 0
+        self._alerts_of_parts = {"rate_limited": 0, "search_p95": 0}  # alerts started in `combined` parts
 
     def record_call(self, tool: str, *, ok: bool, latency_ms: float, category: str | None = None) -> None:
         with self._lock:
@@ -164,7 +165,19 @@ class Metrics:
                 total._rate_limited += part._rate_limited
                 total._enriched += part._enriched
                 total._enrichment_failures += part._enrichment_failures
+                for cache, counts in part._cache.items():
+                    for outcome, count in counts.items():
+                        total._cache[cache][outcome] += count
+                total._history_checks += part._history_checks
+            for alert, started in part._alerts_started().items():
+                total._alerts_of_parts[alert] += started
         return total
+
+    def _alerts_started(self) -> dict[str, int]:
+        return {
+            "rate_limited": self.alerts.rate_limit.started + self._alerts_of_parts["rate_limited"],
+            "search_p95": self.alerts.slow_search.started + self._alerts_of_parts["search_p95"],
+        }
 
     def summary(self) -> dict[str, Any]:
         with self._lock:
@@ -192,8 +205,5 @@ class Metrics:
                 },
                 "cache": {name: _with_hit_rate(counts) for name, counts in sorted(self._cache.items())},
                 "history_checks": self._history_checks,
-                "alerts_started": {
-                    "rate_limited": self.alerts.rate_limit.started,
-                    "search_p95": self.alerts.slow_search.started,
-                },
+                "alerts_started": self._alerts_started(),
             }

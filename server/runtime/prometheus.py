@@ -9,6 +9,8 @@ feeds the same events to counters and histograms labelled by account. Exposed se
     gmail_mcp_gmail_rate_limited_total{account}           429 / rate-limit answers from Gmail
     gmail_mcp_enrichment_attempts_total{account}          search results enriched with sender/subject/date
     gmail_mcp_enrichment_failures_total{account}          ... whose enrichment failed
+    gmail_mcp_cache_total{account,cache,outcome}          cache: search or summary; outcome: hits, misses, refreshed
+    gmail_mcp_history_checks_total{account}               history.list requests that validated cached answers
     gmail_mcp_http_auth_failures_total{reason}            missing or wrong credential
     gmail_mcp_http_requests_in_flight                     POST requests being served
 
@@ -53,6 +55,15 @@ class Exporter:
         )
         self.enrich_failures = Counter(
             "gmail_mcp_enrichment_failures", "Search results whose enrichment failed.", **by_account
+        )
+        self.cache = Counter(
+            "gmail_mcp_cache",
+            "Cache outcomes by account, cache (search, summary) and outcome (hits, misses, refreshed).",
+            ["account", "cache", "outcome"],
+            registry=self.registry,
+        )
+        self.history_checks = Counter(
+            "gmail_mcp_history_checks", "history.list requests that validated cached answers.", **by_account
         )
         self.auth_failures = Counter(
             "gmail_mcp_http_auth_failures",
@@ -99,3 +110,12 @@ class ExportedMetrics(Metrics):
         super().record_enrichment(attempted=attempted, failed=failed)
         self._exporter.enrich_attempts.labels(self._account).inc(attempted)
         self._exporter.enrich_failures.labels(self._account).inc(failed)
+
+    def record_cache(self, cache: str, **counts: int) -> None:
+        super().record_cache(cache, **counts)
+        for outcome, count in counts.items():
+            self._exporter.cache.labels(self._account, cache, outcome).inc(count)
+
+    def record_history_check(self) -> None:
+        super().record_history_check()
+        self._exporter.history_checks.labels(self._account).inc()
