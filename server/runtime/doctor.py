@@ -67,7 +67,7 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
 def _check_account(settings: Settings, name: str, say: Say) -> bool:
     from server.auth import TokenStore, read_token_file, token_file_too_open
     from server.gmail_client import GmailClient
-    from server.hints import auth_command
+    from server.hints import auth_command, quote_command
     from server.runtime.token_folder import consent_age_note, consent_command
 
     store = TokenStore(settings)
@@ -83,7 +83,7 @@ def _check_account(settings: Settings, name: str, say: Say) -> bool:
             say(
                 "warn",
                 f"{settings.token_path} is not encrypted although GMAIL_MCP_TOKEN_ENCRYPTION is set: run "
-                f"`{command}` (or it is sealed at its next refresh)",
+                f"{quote_command(command)} (or it is sealed at its next refresh)",
             )
         return f"token file {settings.token_path}" + (f" (encrypted, key from {sealed})" if sealed else "")
 
@@ -96,7 +96,11 @@ def _check_account(settings: Settings, name: str, say: Say) -> bool:
         data = GmailClient(settings, store).get_profile()
         address = data.get("emailAddress")
         if recorded.get("account") and str(recorded["account"]).lower() != str(address).lower():
-            say("warn", f"the token file says {recorded['account']} but Gmail answers for {address}: run `{command}`")
+            say(
+                "warn",
+                f"the token file says {recorded['account']} but Gmail answers for {address}: run "
+                f"{quote_command(command)}",
+            )
         return f"Gmail answers for {address} ({data.get('messagesTotal', '?')} messages)"
 
     for check in (token_file, refresh, profile):

@@ -113,14 +113,16 @@ def token_age_days(authorized_at: object, now: float | None = None) -> float | N
 
 def consent_age_note(authorized_at: object, command: str, *, now: float | None = None) -> str | None:
     """The early warning for apps in Google's Testing mode, once the token is old enough to be near its end."""
+    from server.hints import quote_command
+
     age = token_age_days(authorized_at, now)
     if age is None or age < WARN_AFTER_DAYS:
         return None
     when = "more than 7 days ago" if age >= TESTING_MODE_DAYS else f"{age:.0f} days ago"
     return (
         f"This token was granted {when}: if your Google Cloud app is in 'Testing' status, Google ends its tokens "
-        f"7 days after consent. Run `{command}` to renew it, or publish the app (OAuth consent screen > Publish) "
-        "so tokens stop expiring."
+        f"7 days after consent. Run {quote_command(command)} to renew it, or publish the app (OAuth consent screen > "
+        "Publish) so tokens stop expiring."
     )
 
 
