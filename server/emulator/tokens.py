@@ -7,6 +7,10 @@ when a Testing-mode app's 7-day refresh token lapses.
 
 The client id, secret and refresh token are fixed strings, so a token file written by one emulator run keeps
 working with the next (handy for `GMAIL_TOKEN_PATH` in a demo setup). They grant nothing anywhere else.
+
+Several mailboxes: each further mailbox owner gets a refresh token of their own (`add_user`), and every access
+token remembers whose refresh token issued it (`user_of`), so the app serves each token its owner's mailbox
+only. The primary mailbox's owner is the user `""`; revoking one user's refresh token leaves the others working.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ INVALID_CLIENT = {"error": "invalid_client", "error_description": "The OAuth cli
 
 
 class TokenAuthority:
-    """Issues access tokens for the one refresh token and checks them on every API call. Thread-safe."""
+    """Issues access tokens for refresh tokens and checks them on every API call. Thread-safe."""
 
     def __init__(self, ttl_s: float = 3600, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl_s = ttl_s
@@ -37,6 +41,23 @@ class TokenAuthority:
         self._lock = threading.Lock()
         self._access: dict[str, float] = {}  # token -> expiry on self._clock
         self._revoked = False
+        self._users: dict[str, str] = {REFRESH_TOKEN: ""}  # refresh token -> its user ("": the primary mailbox)
+        self._owners: dict[str, str] = {}  # access token -> user
+        self._revoked_users: set[str] = set()
+        self.primary_owner = ""  # the primary mailbox's address, lower-cased (set by the app)
+
+    def add_user(self, user: str) -> str:
+        """Registers another mailbox owner (an address, any case); returns the refresh token that reaches it."""
+        key = user.strip().lower()
+        token = f"{REFRESH_TOKEN}.{key}"
+        with self._lock:
+            self._users[token] = key
+        return token
+
+    def refresh_token_of(self, user: str = "") -> str:
+        with self._lock:
+            key = self._user_key(user)
+            return next(token for token, owner in self._users.items() if owner == key)
 
     def grant(self, form: Mapping[str, str]) -> tuple[int, dict[str, object]]:
         """Answers a token-endpoint POST: (HTTP status, JSON body)."""
@@ -48,12 +69,15 @@ class TokenAuthority:
         if not form.get("refresh_token"):
             return 400, {"error": "invalid_request", "error_description": "Missing required parameter: refresh_token"}
         with self._lock:
-            if self._revoked or form.get("refresh_token") != REFRESH_TOKEN:
+            user = self._users.get(form.get("refresh_token", ""))
+            if self._revoked or user is None or user in self._revoked_users:
                 return 400, dict(INVALID_GRANT)
             token = "ya29.emulator." + secrets.token_urlsafe(32)
             now = self._clock()
             self._access = {t: expiry for t, expiry in self._access.items() if expiry > now}
+            self._owners = {t: owner for t, owner in self._owners.items() if t in self._access}
             self._access[token] = now + self.ttl_s
+            self._owners[token] = user
         return 200, {
             "access_token": token,
             "expires_in": max(int(self.ttl_s), 1),
@@ -63,45 +87,74 @@ class TokenAuthority:
 
     def check(self, authorization: str | None) -> bool:
         """True when the header carries a live access token we issued."""
+        return self.user_of(authorization) is not None
+
+    def user_of(self, authorization: str | None) -> str | None:
+        """Whose live access token the header carries ("" for the primary mailbox's owner); None if none."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         if scheme.lower() != "bearer" or not token:
-            return False
+            return None
         with self._lock:
             expiry = self._access.get(token.strip())
-            return expiry is not None and expiry > self._clock()
+            if expiry is None or expiry <= self._clock():
+                return None
+            return self._owners.get(token.strip(), "")
 
     def expire_access_tokens(self) -> None:
         with self._lock:
             self._access.clear()
 
-    def revoke_refresh_tokens(self) -> None:
+    def revoke_refresh_tokens(self, user: str | None = None) -> None:
+        """Every refresh token, or only `user`'s ("" or the primary owner's address for the primary mailbox)."""
         with self._lock:
-            self._revoked = True
+            if user is None:
+                self._revoked = True
+            else:
+                self._revoked_users.add(self._user_key(user))
 
     def restore_refresh_tokens(self) -> None:
         with self._lock:
             self._revoked = False
+            self._revoked_users.clear()
+
+    def _user_key(self, user: str) -> str:
+        key = user.strip().lower()
+        if key in ("", self.primary_owner):
+            return ""
+        if key not in self._users.values():
+            raise ValueError(f"no mailbox owner {user!r}")
+        return key
 
 
-def authorized_user_info(token_uri: str) -> dict[str, object]:
-    """The authorized-user JSON google-auth loads (no access token: the first call refreshes)."""
-    return {
+def authorized_user_info(
+    token_uri: str, refresh_token: str = REFRESH_TOKEN, account: str | None = None
+) -> dict[str, object]:
+    """The authorized-user JSON google-auth loads (no access token: the first call refreshes).
+
+    `account` is google-auth's own field for the address the credential belongs to (as `auth_cli.py` records it).
+    """
+    info: dict[str, object] = {
         "type": "authorized_user",
         "client_id": CLIENT_ID,
         "client_secret": CLIENT_SECRET,
-        "refresh_token": REFRESH_TOKEN,
+        "refresh_token": refresh_token,
         "token_uri": token_uri,
         "scopes": [READONLY_SCOPE],
     }
+    if account:
+        info["account"] = account
+    return info
 
 
-def write_token_file(path: str | Path, token_uri: str) -> Path:
+def write_token_file(
+    path: str | Path, token_uri: str, refresh_token: str = REFRESH_TOKEN, account: str | None = None
+) -> Path:
     """Writes the token file with mode 0600 (it is a credential, even if a toy one)."""
     target = Path(path).expanduser()
     target.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(authorized_user_info(token_uri), handle, indent=2)
+        json.dump(authorized_user_info(token_uri, refresh_token, account), handle, indent=2)
         handle.write("\n")
     os.chmod(target, 0o600)
     return target
