@@ -273,3 +273,35 @@ def test_files_past_the_cap_never_change_the_last_listed_one() -> None:
     found = read_tnef(tb.tnef([tb.subject_attr("many")], files))
     assert len(found.files) == MAX_FILES and found.files[-1].name == f"f{MAX_FILES - 1}.txt"
     assert found.files[-1].size == 3
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_gmail_get_message_reads_a_winmail_only_message_with_one_more_request(
+    anyio_backend, make_emulator, tmp_path
+) -> None:
+    """Over the emulator and a real MCP session: Gmail's `full` resource has only the attachment id of the
+    winmail.dat, so the tool fetches it (messages.get + attachments.get) and its text becomes the body."""
+    from mcp.client import Client
+
+    from server.protocol.dispatch import build_server
+    from server.runtime.accounts import AccountRegistry
+    from server.runtime.observability import Metrics
+    from server.tests.support.emulator import emulator_settings
+
+    mailbox = tmp_path / "mail"
+    mailbox.mkdir()
+    padding = tb.prop_binary(0x3701, b"\0" * 8000)  # big enough that Gmail keeps the part apart
+    (mailbox / "winmail.eml").write_bytes(_only_winmail(winmail(props=[tb.prop_binary(0x1009, RTF_LZFU), padding])))
+    emulator = make_emulator(mailbox)
+    settings = emulator_settings(emulator, tmp_path, quota_units_per_s=0.0, warm_up=False)
+    registry = AccountRegistry.single(settings, metrics=Metrics())
+    message_id = emulator.store.messages[0].id
+    since = emulator.requests()[-1]["seq"] if emulator.requests() else 0
+    async with Client(build_server(registry), mode="legacy") as client:
+        result = await client.call_tool("gmail_get_message", {"message_id": message_id})
+    assert result.is_error is False, result.content[0].text
+    assert result.structured_content["body_text"].startswith("Hi Anna,")
+    assert result.structured_content["body_source"] == "application/ms-tnef"
+    paths = [entry["path"] for entry in emulator.requests(since) if entry["path"] != "/token"]
+    assert len(paths) == 2 and paths[0].endswith(f"/messages/{message_id}") and "/attachments/" in paths[1]

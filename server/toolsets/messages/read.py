@@ -7,11 +7,13 @@ own text fenced in the rendered answer.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, Literal
 
 from pydantic import Field
 
-from server.content.message import parse_message, slice_body, strip_quoted_reply
+from server.content.message import ParsedMessage, parse_message, slice_body, strip_quoted_reply
 from server.content.reply import message_id_header, references_header
 from server.content.text.snippets import clean_snippet
 from server.errors import InvalidInputError
@@ -89,12 +91,41 @@ class GetMessageResult(ToolOutput):
     security: Security
 
 
+_TNEF_TYPES = frozenset({"application/ms-tnef", "application/vnd.ms-tnef"})
+
+
+def _winmail_to_fetch(parsed: ParsedMessage) -> str | None:
+    """The attachment id of a winmail.dat (TNEF) worth fetching: the message has no other body, and Gmail kept
+    the part's bytes apart (a `full` resource never carries them)."""
+    if (parsed.body_text or "").strip():
+        return None
+    for item in parsed.attachments:
+        if item.attachment_id and (item.mime_type.lower() in _TNEF_TYPES or item.filename.lower() == "winmail.dat"):
+            return item.attachment_id
+    return None
+
+
+def _base64url(data: object) -> bytes:
+    if not isinstance(data, str):
+        return b""
+    try:
+        return base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+    except (binascii.Error, ValueError):
+        return b""
+
+
 def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
     if args.format == "metadata":
         resource = ctx.gmail.get_message(args.message_id, fmt="metadata", metadata_headers=DETAIL_HEADERS)
     else:
         resource = ctx.gmail.get_message(args.message_id, fmt="full")
     parsed = parse_message(resource, include_hidden=args.include_hidden)
+    winmail = _winmail_to_fetch(parsed) if args.format == "full" else None
+    if winmail is not None:  # Outlook sent only a winmail.dat: its text is the body, one more request away
+        fetched = ctx.gmail.get_attachment(parsed.id or args.message_id, winmail)
+        data = _base64url(fetched.get("data"))
+        if data:
+            parsed = parse_message(resource, attachment_bytes={winmail: data}, include_hidden=args.include_hidden)
     result: dict[str, Any] = {
         "id": parsed.id or args.message_id,
         "thread_id": parsed.thread_id,
