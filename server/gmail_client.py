@@ -1,95 +1,41 @@
 """The only module that talks to Gmail: google-api-python-client over HTTP, one retry loop, errors mapped once.
 
-Connections: httplib2.Http is not thread-safe and tool calls run in worker threads, so each call checks out a
-session (an `AuthorizedHttp` plus the service and resource objects built on it) that no other thread holds, and
-hands it back afterwards. Sessions outlive threads on purpose: anyio ends a worker thread after 10 s idle, and a
-session per thread would then reconnect (TCP + TLS to Google) on most calls of a conversation. The discovery
-document ships inside the library and is parsed once per process; resource objects are built once per session
-(building `users().messages()` costs more CPU than sending the request).
-
-Start-up: google-api-python-client, google-auth and httplib2 are imported on first use, not at import time, so
-the server answers `tools/list` without paying for them.
+Connections come from a pool of sessions (`gmail/sessions.py`: one thread at a time per kept-alive connection,
+the Google stack imported on first use). Every request, retried or not, is logged, spends client-side quota
+(`gmail/quota.py`), and is added to the cost of the tool call it serves (`runtime/cost.py`), which the answer's
+`_meta` reports.
 
 Batches: `new_batch_http_request()` ignores `api_endpoint` (it always posts to Google's own batch URL), so batches
-are built with an explicit `batch_uri` derived from the configured endpoint.
+are built with an explicit `batch_uri` derived from the configured endpoint. Their size adapts to Gmail's
+per-user concurrency limit (`gmail/batch_size.py`); parts that fail retryably are sent again, alone.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import random
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from functools import lru_cache
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from server.auth import single_attempt_request
-from server.errors import (
-    GmailError,
-    RateLimitedError,
-    TransientError,
-)
+from server.errors import GmailError, RateLimitedError, TransientError
+from server.gmail.batch_size import AdaptiveBatchSize
 from server.gmail.errors import not_json, translate
-from server.gmail.quota import UNITS_GET, UNITS_LIST, UNITS_PROFILE, QuotaLimiter
+from server.gmail.quota import UNITS_GET, UNITS_HISTORY, UNITS_LIST, UNITS_PROFILE, QuotaLimiter
 from server.gmail.retry import RetryPolicy, run_with_retries
+from server.gmail.sessions import CredentialSource, Session, SessionPool, default_http, prepare_stack
+from server.runtime import cost
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
 
 log = get_logger("gmail")
 T = TypeVar("T")
-
-BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50.
-IDLE_SESSIONS = 8  # kept for reuse; more exist only while that many calls run at once
+HISTORY_TYPES = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
 
 
 def _patience(error: GmailError) -> tuple[bool, float]:
     """Orders retryable errors by how long they ask to wait: rate limits first, then the longest Retry-After."""
     return isinstance(error, RateLimitedError), error.retry_after_s or 0.0
-
-
-class CredentialSource(Protocol):
-    def get(self) -> Any: ...
-
-
-_BUILD_LOCK = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _gmail_discovery() -> dict[str, Any]:
-    from googleapiclient.discovery_cache import get_static_doc
-
-    return json.loads(get_static_doc("gmail", "v1"))
-
-
-def _default_http(timeout_s: float) -> Any:
-    import httplib2
-
-    return httplib2.Http(timeout=timeout_s)
-
-
-class _Session:
-    """A kept-alive connection and the resource objects on it, tied to the credentials object it was built for.
-
-    One thread at a time uses it: a call checks it out of the client's idle list and hands it back.
-    """
-
-    def __init__(self, credentials: Any, http: Any, endpoint: str) -> None:
-        from google_auth_httplib2 import AuthorizedHttp
-        from googleapiclient.discovery import build_from_document
-
-        self.credentials = credentials
-        self.http = AuthorizedHttp(credentials, http=http)
-        # Its refresh-after-401 must not run google-auth's own sleeping retry loop either (see auth.py).
-        self.http._request = single_attempt_request(http)
-        with _BUILD_LOCK:  # build_from_document adds keys to the shared, cached discovery document as it goes
-            self.service = build_from_document(
-                _gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}
-            )
-        self.users = self.service.users()
-        self.messages = self.users.messages()
-        self.broken = False  # set after a network failure: the connection is not handed out again
 
 
 class GmailClient:
@@ -102,6 +48,7 @@ class GmailClient:
         rand: the jitter source of retry waits, in [0, 1) (tests pass a constant).
         http_factory: builds a fresh `httplib2.Http`-compatible object per session (tests pass HttpMockSequence).
         clock: wall-clock seconds, used to turn "Retry after <time>" into a wait.
+        batch_size: how many calls go in one batch request (per account: Gmail's concurrency limit is per user).
     """
 
     def __init__(
@@ -115,19 +62,19 @@ class GmailClient:
         clock: Callable[[], float] = time.time,
         quota: QuotaLimiter | None = None,
         rand: Callable[[], float] = random.random,
+        batch_size: AdaptiveBatchSize | None = None,
     ) -> None:
         self._settings = settings
-        self._credentials = credentials
         self._metrics = metrics or Metrics()
         self._sleep = sleep
         self._clock = clock
         self._rand = rand
-        self._http_factory = http_factory or (lambda: _default_http(settings.request_timeout_s))
         self._policy = RetryPolicy(scale=settings.backoff_scale)
         self._quota = quota or QuotaLimiter(settings.quota_units_per_s)
-        self._idle: list[_Session] = []
-        self._idle_lock = threading.Lock()
-        self._local = threading.local()  # the session this thread has checked out (see _discard_session)
+        self._sessions = SessionPool(
+            credentials, http_factory or (lambda: default_http(settings.request_timeout_s)), settings.endpoint
+        )
+        self.batch_size = batch_size or AdaptiveBatchSize()
 
     # -- public API -------------------------------------------------------------------------------------------
 
@@ -158,15 +105,34 @@ class GmailClient:
     def get_messages_metadata(
         self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
     ) -> dict[str, dict[str, Any] | GmailError]:
-        """messages.get(format=metadata) for many ids in one batch request per 50 ids.
+        """messages.get(format=metadata) for many ids, in batch requests of the adaptive size.
 
-        Parts that fail with a retryable error are retried together in one follow-up batch under the same
+        Parts that fail with a retryable error are retried together in follow-up batches under the same
         policy; whatever still fails comes back as a GmailError in place of its resource, never raised.
         """
         results: dict[str, dict[str, Any] | GmailError] = {}
-        for start in range(0, len(message_ids), BATCH_LIMIT):
-            chunk = list(dict.fromkeys(message_ids[start : start + BATCH_LIMIT]))
-            results.update(self._metadata_batch_with_retries(chunk, headers, fields))
+        pending, attempts = list(dict.fromkeys(message_ids)), 0
+
+        def attempt() -> None:
+            nonlocal pending, attempts
+            retry_count, attempts = attempts, attempts + 1
+            for chunk in self.batch_size.chunks(pending):
+                results.update(self._metadata_batch_once(chunk, headers, fields, retry_count=retry_count))
+            failed = [results[message_id] for message_id in pending if isinstance(results[message_id], GmailError)]
+            for error in failed:
+                error.retry_count = retry_count
+            retryable = [error for error in failed if isinstance(error, GmailError) and error.retryable]
+            if retryable:
+                pending = [message_id for message_id in pending if results[message_id] in retryable]
+                log.warning(
+                    "retrying failed batch parts",
+                    extra={"endpoint": "messages.get(batch)", "parts": len(pending), "retry_count": attempts},
+                )
+                raise max(retryable, key=_patience)
+
+        if pending:
+            with contextlib.suppress(GmailError):  # each part that still failed holds its own error in `results`
+                self._retrying(attempt, "batch")
         return results
 
     def get_profile(self) -> dict[str, Any]:
@@ -175,16 +141,47 @@ class GmailClient:
             "users.getProfile", lambda session: session.users.getProfile(userId="me"), units=UNITS_PROFILE
         )
 
+    def list_history(
+        self,
+        *,
+        start_history_id: int,
+        label_id: str | None = None,
+        history_types: Sequence[str] = HISTORY_TYPES,
+        max_results: int = 500,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        """history.list: `{"history": [records], "nextPageToken"?, "historyId"}`; NotFoundError when
+        `start_history_id` is older than the history Gmail keeps (about a week)."""
+        params: dict[str, Any] = {
+            "userId": "me",
+            "startHistoryId": str(start_history_id),
+            "historyTypes": list(history_types),
+            "maxResults": max_results,
+        }
+        if label_id:
+            params["labelId"] = label_id
+        if page_token:
+            params["pageToken"] = page_token
+        return self._call("history.list", lambda session: session.history.list(**params), units=UNITS_HISTORY)
+
+    def warm_up(self) -> dict[str, Any]:
+        """What a first call would otherwise wait for, done now: the Google stack imported and the discovery
+        document parsed, the access token refreshed if it expired, a session built and its connection opened
+        (by `users.getProfile`, 1 quota unit, whose `historyId` the caches use). Returns the profile."""
+        prepare_stack()
+        return self.get_profile()
+
     # -- one request, retried -----------------------------------------------------------------------------------
 
-    def _call(self, endpoint: str, make_request: Callable[[_Session], Any], units: int = UNITS_GET) -> dict[str, Any]:
+    def _call(self, endpoint: str, make_request: Callable[[Session], Any], units: int = UNITS_GET) -> dict[str, Any]:
         attempts = 0
 
         def attempt() -> dict[str, Any]:
             nonlocal attempts
             retry_count, attempts = attempts, attempts + 1
             self._quota.acquire(units)  # every attempt spends quota, retries included
-            with self._session() as session:
+            with self._sessions.checkout() as session:
+                cost.record_request(units, retry=retry_count > 0)
                 started = time.perf_counter()
                 try:
                     response = make_request(session).execute(num_retries=0)
@@ -234,51 +231,23 @@ class GmailClient:
 
     # -- batches ------------------------------------------------------------------------------------------------
 
-    def _metadata_batch_with_retries(
-        self, message_ids: list[str], headers: Sequence[str], fields: str | None
-    ) -> dict[str, dict[str, Any] | GmailError]:
-        """One batch, then follow-up batches of only the parts that failed retryably, under the one retry loop.
-
-        A failed part makes the attempt raise (the most patient error of the failed parts stands for them), so
-        the same policy, waits and retry counts apply as to a single call. What still fails in the end stays in
-        the results as its GmailError; a whole batch that keeps failing gives its error to every pending part.
-        """
-        results: dict[str, dict[str, Any] | GmailError] = {}
-        pending, attempts = message_ids, 0
-
-        def attempt() -> None:
-            nonlocal pending, attempts
-            retry_count, attempts = attempts, attempts + 1
-            outcome = self._metadata_batch_once(pending, headers, fields, retry_count=retry_count)
-            results.update(outcome)
-            failed = [outcome[message_id] for message_id in pending if isinstance(outcome[message_id], GmailError)]
-            for error in failed:
-                error.retry_count = retry_count
-            retryable = [error for error in failed if isinstance(error, GmailError) and error.retryable]
-            if retryable:
-                pending = [message_id for message_id in pending if outcome[message_id] in retryable]
-                log.warning(
-                    "retrying failed batch parts",
-                    extra={"endpoint": "messages.get(batch)", "parts": len(pending), "retry_count": attempts},
-                )
-                raise max(retryable, key=_patience)
-
-        try:
-            self._retrying(attempt, "batch")
-        except GmailError as error:
-            if not any(results.get(message_id) is error for message_id in pending):
-                results.update(dict.fromkeys(pending, error))  # the whole batch failed: these lose their details
-        return results
-
     def _metadata_batch_once(
         self, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
     ) -> dict[str, dict[str, Any] | GmailError]:
+        """One batch request; a batch that fails as a whole gives its error to each of its parts."""
         self._quota.acquire(UNITS_GET * len(message_ids))  # each part of a batch costs its own units
-        with self._session() as session:
-            return self._metadata_batch_on(session, message_ids, headers, fields, retry_count=retry_count)
+        try:
+            with self._sessions.checkout() as session:
+                cost.record_request(UNITS_GET * len(message_ids), retry=retry_count > 0)
+                outcome = self._metadata_batch_on(session, message_ids, headers, fields, retry_count=retry_count)
+        except GmailError as error:
+            return dict.fromkeys(message_ids, error)
+        limited = sum(isinstance(result, RateLimitedError) for result in outcome.values())
+        self.batch_size.record(sent=len(message_ids), rate_limited=limited)
+        return outcome
 
     def _metadata_batch_on(
-        self, session: _Session, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
+        self, session: Session, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
     ) -> dict[str, dict[str, Any] | GmailError]:
         from server.gmail.batch import LeanBatchHttpRequest, is_compatible  # BatchHttpRequest minus email's CPU
 
@@ -326,38 +295,10 @@ class GmailClient:
             outcome.setdefault(message_id, TransientError("Gmail's batch answer had no part for this message."))
         return outcome
 
-    # -- connections --------------------------------------------------------------------------------------------
-
-    @contextmanager
-    def _session(self) -> Iterator[_Session]:
-        """Checks out an idle session (the most recently used: its connection is the likeliest still open)."""
-        credentials = self._credentials.get()  # raises AuthError with guidance
-        with self._idle_lock:
-            # Sessions built for credentials the token store has since replaced are dropped, never reused.
-            self._idle = [idle for idle in self._idle if idle.credentials is credentials]
-            session = self._idle.pop() if self._idle else None
-        if session is None:
-            session = _Session(credentials, self._http_factory(), self._settings.endpoint)
-        self._local.session = session
-        try:
-            yield session
-        finally:
-            self._local.session = None
-            if not session.broken:
-                with self._idle_lock:
-                    if len(self._idle) < IDLE_SESSIONS:
-                        self._idle.append(session)
-
-    def _discard_session(self) -> None:
-        """After a network failure, this thread's session is not reused, so the next attempt reconnects cleanly."""
-        session: _Session | None = getattr(self._local, "session", None)
-        if session is not None:
-            session.broken = True
-
     # -- error mapping: the one table is gmail/errors.py --------------------------------------------------------
 
     def _map_exception(self, exc: Exception, endpoint: str) -> GmailError:
         translated = translate(exc, endpoint=endpoint, now=self._clock(), timeout_s=self._settings.request_timeout_s)
         if translated.connection_broken:
-            self._discard_session()
+            self._sessions.discard_current()
         return translated.error

@@ -1,9 +1,10 @@
 """A local Gmail API emulator: the real google-api-python-client talks to it over loopback HTTP.
 
-It serves a mailbox (a directory of .eml / .mbox files, or a Google Takeout export) through the read-only Gmail
-v1 REST surface (messages list/get, attachments, threads, labels, profile), batch requests, and the OAuth
-refresh grant, with a control plane for fault injection and a request log. It is the test backbone for the
-project (nobody can touch a real inbox from CI) and the engine of demo mode.
+It serves a mailbox (a directory of .eml / .mbox files, or a Google Takeout export) through the Gmail v1 REST
+surface (messages list/get, attachments, threads, labels, profile, history; insert, import, modify,
+batchModify, delete, each recorded in the mailbox's history), batch requests, and the OAuth refresh grant, with
+a control plane for fault injection, a request log, and changes to the mailbox during a test. It is the test
+backbone for the project (nobody can touch a real inbox from CI) and the engine of demo mode.
 
 In-process::
 
@@ -23,9 +24,13 @@ Control plane (JSON in and out; never under Gmail's paths; the same operations a
                                            "batch_parts", "parts": [{"method", "path", "status"}], "fault",
                                            "started_at", "duration_ms"}]}
     POST /_emulator/concurrency-limit  {"limit": N | null}  -> {"limit": N | null}
-    POST /_emulator/reset | /revoke | /expire-tokens  -> {"ok": true}
-    GET  /_emulator/info               -> {"email", "messages", "threads", "concurrency_limit", "in_flight",
-                                           "peak_in_flight", "connections_accepted"}
+    POST /_emulator/reset | /revoke | /expire-tokens  -> {"ok": true}   (reset keeps the mailbox as it is)
+    POST /_emulator/deliver            {"raw": "<RFC 822>"} | {"from", "subject"?, "body"?, "to"?, "in_reply_to"?}
+                                       + "labelIds"? (default INBOX, UNREAD), "threadId"?
+                                       -> {"message": {"id", "threadId", "labelIds", "historyId"}}
+    POST /_emulator/expire-history     -> {"ok": true}   (older start ids now answer 404 in history.list)
+    GET  /_emulator/info               -> {"email", "messages", "threads", "history_id", "concurrency_limit",
+                                           "in_flight", "peak_in_flight", "connections_accepted"}
 
 Standard library only.
 """

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
+from .history import DEFAULT_RETAINED_RECORDS
 from .payloads import BODY_CHARSETS
 from .runner import start_emulator
 
@@ -37,6 +38,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rebase-dates", action="store_true", help="shift dates so the newest is 1 hour old")
     parser.add_argument("--token-ttl", type=float, default=3600, metavar="SECONDS", help="access token lifetime")
     parser.add_argument("--email", help="the mailbox owner's address (default: guessed from the mail)")
+    parser.add_argument(
+        "--history-limit", type=int, default=DEFAULT_RETAINED_RECORDS, metavar="N", help="history records retained"
+    )
     parser.add_argument("--log-level", default="INFO", help="stderr log level (DEBUG logs every request)")
     return parser.parse_args(argv)
 
@@ -66,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rebase_dates=args.rebase_dates,
             token_ttl_s=args.token_ttl,
             email=args.email,
+            history_limit=args.history_limit,
         )
     except (OSError, ValueError) as exc:
         logger.error("cannot start: %s", exc)

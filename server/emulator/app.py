@@ -32,6 +32,7 @@ from .tokens import INVALID_GRANT, TokenAuthority
 
 LOG = logging.getLogger("server.emulator")
 BATCH_PATHS = ("/batch", "/batch/gmail/v1")
+API_PREFIXES = ("/gmail/v1/", "/upload/gmail/v1/")
 JSON_TYPE = "application/json; charset=UTF-8"
 
 
@@ -93,7 +94,7 @@ class EmulatorApp:
             return self._serve_batch(exchange, entry)
         if exchange.path == "/token":
             return self._serve_token(exchange, entry)
-        if not exchange.path.startswith("/gmail/v1/"):
+        if not exchange.path.startswith(API_PREFIXES):
             return error_response(ApiError(404, "notFound", f"Not found: {exchange.path}"))
         granted = self.gate.acquire(1)
         try:
@@ -115,7 +116,7 @@ class EmulatorApp:
             answers: list[tuple[str, PartResponse]] = []
             for index, part in enumerate(parts):
                 inner = Exchange(part.method, part.path, part.query, part.headers, part.body, exchange.connection)
-                if not part.path.startswith("/gmail/v1/"):
+                if not part.path.startswith(API_PREFIXES):
                     response = error_response(ApiError(404, "notFound", f"Not found: {part.path}"))
                 else:
                     response = self._call(inner, entry, has_slot=index < granted)
@@ -137,7 +138,9 @@ class EmulatorApp:
             return error_response(unauthenticated())
         try:
             params = parse_qs(exchange.query, keep_blank_values=True)
-            return json_response(200, self.api.handle(exchange.method, exchange.path, params))
+            content_type = exchange.headers.get("content-type", "")
+            answer = self.api.handle(exchange.method, exchange.path, params, exchange.body, content_type)
+            return Response(204, b"") if answer is None else json_response(200, answer)
         except ApiError as error:
             return error_response(error)
 
@@ -219,6 +222,10 @@ class EmulatorApp:
             self.tokens.expire_access_tokens()
         elif (method, name) == ("GET", "info"):
             return self.info()
+        elif (method, name) == ("POST", "deliver"):
+            return {"message": self.api.writes.deliver(payload, self.api.store.email_address)}
+        elif (method, name) == ("POST", "expire-history"):
+            self.api.changes.expire_history()
         else:
             raise KeyError(name)
         return {"ok": True}
@@ -229,6 +236,7 @@ class EmulatorApp:
             "email": store.email_address,
             "messages": len(store.messages),
             "threads": len(store.threads),
+            "history_id": store.history_id,
             "concurrency_limit": self.gate.limit,
             "in_flight": self.gate.in_flight,
             "peak_in_flight": self.gate.peak,

@@ -2,9 +2,9 @@
 
 A fault applies to the next `count` requests it matches. Matching is on the HTTP method and a regex searched
 in the path (batch parts are matched by their own inner path, `/token` by "/token"). Without `path_regex` a
-fault matches Gmail API calls only (`^/gmail/v1/`: single requests and batch parts, not the outer batch POST
-and not `/token`), except an `invalid_grant` fault, which defaults to `^/token$`. Faults are tried in the order
-they were added; the first live match is consumed.
+fault matches Gmail API calls only (`^(/upload)?/gmail/v1/`: single requests and batch parts, not the outer
+batch POST and not `/token`), except an `invalid_grant` fault, which defaults to `^/token$`. Faults are tried
+in the order they were added; the first live match is consumed.
 
 The request log records every outer HTTP request except the control plane itself, so tests and benchmarks can
 count round trips and see per-part outcomes of batches.
@@ -21,7 +21,7 @@ from typing import Any
 
 HANG_CAP_S = 120.0
 LOG_CAP = 50_000  # entries kept; a long demo or benchmark run must not grow without bound
-API_PATHS = r"^/gmail/v1/"
+API_PATHS = r"^(/upload)?/gmail/v1/"
 TOKEN_PATH = r"^/token$"
 _FAULT_KEYS = {
     "match",

@@ -56,6 +56,17 @@ LABEL: Schema = {
 LABEL_LIST: Schema = {"labels": LABEL}
 PROFILE: Schema = {"emailAddress": None, "messagesTotal": None, "threadsTotal": None, "historyId": None}
 ATTACHMENT: Schema = _BODY
+_HISTORY_MESSAGE: Schema = {"message": MESSAGE}
+_LABEL_CHANGE: Schema = {"message": MESSAGE, "labelIds": None}
+HISTORY: Schema = {
+    "id": None,
+    "messages": MESSAGE,
+    "messagesAdded": _HISTORY_MESSAGE,
+    "messagesDeleted": _HISTORY_MESSAGE,
+    "labelsAdded": _LABEL_CHANGE,
+    "labelsRemoved": _LABEL_CHANGE,
+}
+HISTORY_LIST: Schema = {"history": HISTORY, "nextPageToken": None, "historyId": None}
 
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\*|[,/()])")
 

@@ -1,7 +1,9 @@
-"""The Gmail v1 REST surface, as a pure function of (method, path, query parameters) -> JSON or ApiError.
+"""The Gmail v1 REST surface, as a function of (method, path, query parameters, body) -> JSON or ApiError.
 
 No sockets, auth or faults here (the HTTP layer does those, once for single requests and batch parts alike),
-so every route is one small function over the loaded store. Read-only: writes answer 405.
+so every route is one small function over the store. Reads are here; writes (insert, import, modify,
+batchModify, delete) are in `write_api.py` and go through the change log, which also keeps the history that
+`history.list` reads.
 """
 
 from __future__ import annotations
@@ -15,19 +17,25 @@ from urllib.parse import unquote
 from . import fields as schemas
 from .errors import ApiError, invalid_argument, not_found
 from .fields import apply_fields
+from .history import DEFAULT_RETAINED_RECORDS, HistoryLog, parse_history_request
 from .labels import SYSTEM_LABELS
 from .listing import MessageIndex, parse_list_request
-from .mailbox_store import MailStore, StoredMessage
+from .mailbox_changes import ChangeLog
+from .mailbox_store import FIRST_HISTORY_ID, MailStore, StoredMessage
 from .payloads import PayloadBuilder, thread_resource
+from .write_api import WriteRoutes
 
 Params = dict[str, Sequence[str]]
 Route = Callable[[list[str], Params], dict[str, Any]]
 _ID = re.compile(r"^[0-9a-fA-F]{1,16}$")
-_USER_PATH = re.compile(r"^/gmail/v1/users/([^/]+)(?:/(.*))?$")
+_USER_PATH = re.compile(r"^(/upload)?/gmail/v1/users/([^/]+)(?:/(.*))?$")
 
 
 class GmailApi:
-    """Routes `/gmail/v1/users/{userId}/...` GET requests to handlers over one mailbox."""
+    """Routes `/gmail/v1/users/{userId}/...` requests to handlers over one mailbox.
+
+    `history_limit` is how many history records are retained (older start ids answer 404).
+    """
 
     def __init__(
         self,
@@ -35,11 +43,14 @@ class GmailApi:
         payloads: PayloadBuilder,
         index: MessageIndex | None = None,
         clock: Callable[[], float] = time.time,
+        history_limit: int = DEFAULT_RETAINED_RECORDS,
     ) -> None:
         self.store = store
         self.payloads = payloads
         self.index = index or MessageIndex(store)
         self._clock = clock
+        self.changes = ChangeLog(store, self.index, HistoryLog(FIRST_HISTORY_ID, limit=history_limit), clock)
+        self.writes = WriteRoutes(self.changes)
         # (pattern over the path below users/{userId}/, handler, response schema for fields=)
         self._routes: list[tuple[re.Pattern[str], Route, schemas.Schema]] = [
             (re.compile(r"^messages$"), self._list_messages, schemas.MESSAGE_LIST),
@@ -49,16 +60,20 @@ class GmailApi:
             (re.compile(r"^labels$"), self._list_labels, schemas.LABEL_LIST),
             (re.compile(r"^labels/([^/]+)$"), self._get_label, schemas.LABEL),
             (re.compile(r"^profile$"), self._profile, schemas.PROFILE),
+            (re.compile(r"^history$"), self._list_history, schemas.HISTORY_LIST),
         ]
 
-    def handle(self, method: str, path: str, params: Params) -> dict[str, Any]:
-        """Answers one API call; raises ApiError for anything but 200."""
+    def handle(
+        self, method: str, path: str, params: Params, body: bytes = b"", content_type: str = ""
+    ) -> dict[str, Any] | None:
+        """Answers one API call: a JSON resource, or None for an empty 204; raises ApiError for the rest."""
         user_match = _USER_PATH.match(path)
         if user_match is None:
             raise not_found()
-        user, rest = unquote(user_match.group(1)), user_match.group(2) or ""
-        if method.upper() != "GET":
-            raise ApiError(405, "methodNotAllowed", f"The emulator is read-only: {method} is not supported")
+        upload, user, rest = bool(user_match.group(1)), unquote(user_match.group(2)), user_match.group(3) or ""
+        if method.upper() != "GET" or upload:
+            self._check_user(user)
+            return self.writes.handle(method, rest, params, body, content_type, upload=upload)
         for pattern, handler, schema in self._routes:
             route_match = pattern.match(rest)
             if route_match is None:
@@ -86,7 +101,7 @@ class GmailApi:
     def _render(self, stored: StoredMessage, params: Params, default: str = "full") -> dict[str, Any]:
         return self.payloads.message(
             stored,
-            self.index.snippets[stored.id],
+            self.index.snippets.get(stored.id, ""),  # a message deleted meanwhile still renders
             fmt=(_last(params, "format") or default).lower(),
             metadata_headers=params.get("metadataHeaders", ()),
         )
@@ -129,6 +144,11 @@ class GmailApi:
             threadsUnread=len({m.thread_id for m in unread}),
         )
         return resource
+
+    def _list_history(self, _: list[str], params: Params) -> dict[str, Any]:
+        request = parse_history_request(params)
+        with self.changes.lock:  # the records and the mailbox's current id, from the same moment
+            return self.changes.history.list(request, current=self.store.history_id)
 
     def _profile(self, _: list[str], __: Params) -> dict[str, Any]:
         return {

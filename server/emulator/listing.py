@@ -12,6 +12,7 @@ which catches the classic client bug of changing the query between pages.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -29,10 +30,14 @@ MAX_PAGE_SIZE = 500
 _HIDDEN = frozenset({"SPAM", "TRASH"})
 
 
+def _user_label_names(stored: StoredMessage, store: MailStore) -> frozenset[str]:
+    user_labels = [store.labels[i] for i in stored.label_ids if i in store.labels]
+    return frozenset(label.name.lower() for label in user_labels if label.type == "user")
+
+
 def search_doc(stored: StoredMessage, store: MailStore, text: str) -> SearchDoc:
     """What the query engine sees of one message: decoded headers, readable text, labels, file names."""
     message = stored.message
-    user_labels = [store.labels[i] for i in stored.label_ids if i in store.labels]
     return SearchDoc(
         from_=header_text(message, "From"),
         to=header_text(message, "To"),
@@ -43,7 +48,7 @@ def search_doc(stored: StoredMessage, store: MailStore, text: str) -> SearchDoc:
         subject=stored.subject,
         body=text,
         labels=frozenset(stored.label_ids),
-        label_names=frozenset(label.name.lower() for label in user_labels if label.type == "user"),
+        label_names=_user_label_names(stored, store),
         filenames=tuple(filename(part) for part in message.walk() if is_attachment(part)),
         internal_date=stored.internal_date,
         size=stored.size,
@@ -61,17 +66,44 @@ class ListRequest:
 
 
 class MessageIndex:
-    """Per-message derived data (snippet, search document), computed once, plus the list operation."""
+    """Per-message derived data (snippet, search document), computed once per message, plus the list operation.
+
+    The mailbox can change while requests are served (`mailbox_changes.py`): `docs` is replaced, never changed in
+    place, so a listing works on the tuple it took; the change log calls `add`, `remove` and `relabel` under
+    its lock, in the store's order (newest first).
+    """
 
     def __init__(self, store: MailStore, key: bytes | None = None) -> None:
         self.store = store
         self._key = key or secrets.token_bytes(32)
         self.snippets: dict[str, str] = {}
-        self.docs: list[tuple[StoredMessage, SearchDoc]] = []
+        docs = []
         for stored in store.messages:  # newest first, the order list answers in
-            text = message_text(stored.message)
-            self.snippets[stored.id] = snippet(text)
-            self.docs.append((stored, search_doc(stored, store, text)))
+            docs.append((stored, self._document(stored)))
+        self.docs: tuple[tuple[StoredMessage, SearchDoc], ...] = tuple(docs)
+
+    def _document(self, stored: StoredMessage) -> SearchDoc:
+        text = message_text(stored.message)
+        self.snippets[stored.id] = snippet(text)
+        return search_doc(stored, self.store, text)
+
+    def add(self, stored: StoredMessage) -> None:
+        """Indexes a new message; `store.messages` already holds it in its place."""
+        known = {message.id: doc for message, doc in self.docs}
+        known[stored.id] = self._document(stored)
+        self.docs = tuple((message, known[message.id]) for message in self.store.messages)
+
+    def remove(self, message_id: str) -> None:
+        self.docs = tuple(pair for pair in self.docs if pair[0].id != message_id)
+        self.snippets.pop(message_id, None)
+
+    def relabel(self, stored: StoredMessage) -> None:
+        """Refreshes what search sees of a message's labels after they changed."""
+        fresh = frozenset(stored.label_ids), _user_label_names(stored, self.store)
+        self.docs = tuple(
+            (message, dataclasses.replace(doc, labels=fresh[0], label_names=fresh[1]) if message is stored else doc)
+            for message, doc in self.docs
+        )
 
     def list(self, request: ListRequest, *, now_ms: int) -> dict[str, object]:
         """One page of messages.list."""
@@ -83,7 +115,7 @@ class MessageIndex:
         show_hidden = request.include_spam_trash or query.includes_spam_trash or bool(wanted & _HIDDEN)
         hits = [
             {"id": stored.id, "threadId": stored.thread_id}
-            for stored, doc in self.docs
+            for stored, doc in self.docs  # one tuple, taken once: a change meanwhile replaces it
             if wanted <= doc.labels and (show_hidden or not doc.labels & _HIDDEN) and query.matches(doc)
         ]
         fingerprint = _fingerprint(request)

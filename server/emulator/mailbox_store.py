@@ -43,7 +43,8 @@ _DATE_LINE = re.compile(rb"(?im)^Date:[^\r\n]*(?:\r?\n[ \t][^\r\n]*)*")
 
 @dataclass(eq=False)
 class StoredMessage:
-    """One message as the emulator serves it. Treat as read-only once the store is built."""
+    """One message as the emulator serves it. Its bytes never change; its labels and history id change only
+    through the change log (`mailbox_changes.py`), which replaces those attributes whole."""
 
     id: str
     raw: bytes
@@ -68,17 +69,18 @@ class StoredMessage:
 
 @dataclass
 class MailStore:
-    """The loaded mailbox: messages newest first, threads oldest first, every label."""
+    """The mailbox: messages newest first, threads oldest first, every label, and the newest history id.
+
+    Loaded once; afterwards only the change log (`mailbox_changes.py`) alters it, replacing `messages`,
+    `threads` entries and `labels` whole, so a request reading them meanwhile sees one consistent version.
+    """
 
     messages: tuple[StoredMessage, ...]
     by_id: dict[str, StoredMessage]
     threads: dict[str, tuple[StoredMessage, ...]]
     labels: dict[str, Label]
     email_address: str
-
-    @property
-    def history_id(self) -> int:
-        return max((m.history_id for m in self.messages), default=FIRST_HISTORY_ID)
+    history_id: int = FIRST_HISTORY_ID  # the mailbox's: its newest change
 
     def find(self, subject_contains: str) -> list[StoredMessage]:
         """Messages whose decoded subject contains the text (case-insensitive), newest first."""
@@ -124,6 +126,7 @@ def load_mailbox(
         threads={tid: tuple(items) for tid, items in threads.items()},
         labels=_collect_labels(stored),
         email_address=email_address or _guess_address(stored),
+        history_id=FIRST_HISTORY_ID + len(stored),
     )
 
 
@@ -163,7 +166,7 @@ def _store_one(raw: bytes, source: str, occurrence: int) -> StoredMessage:
         raw=raw,
         message=message,
         label_ids=_labels_of(message),
-        internal_date=_internal_date(message),
+        internal_date=internal_date_of(message),
         source=source,
     )
 
@@ -199,7 +202,8 @@ def _parse_date(value: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
-def _internal_date(message: Message) -> int:
+def internal_date_of(message: Message) -> int:
+    """Epoch ms of the `Date` header, else of the newest `Received` stamp, else 0."""
     candidates = [str(message.get("Date", ""))]
     candidates += [str(value).rpartition(";")[2] for value in message.get_all("Received") or []]
     for value in candidates:
@@ -228,7 +232,8 @@ def _header_end(raw: bytes) -> int:
     return min(ends) if ends else len(raw)
 
 
-def _references(message: Message) -> list[str]:
+def references(message: Message) -> list[str]:
+    """The Message-IDs a message answers or cites (`In-Reply-To`, then `References`)."""
     found: list[str] = []
     for name in ("In-Reply-To", "References"):
         for value in message.get_all(name) or []:
@@ -253,7 +258,7 @@ def _assign_threads(stored: list[StoredMessage]) -> None:
     for message in stored:
         node = "msg:" + message.id
         own = _MESSAGE_ID.findall(str(message.message.get("Message-ID", "")))
-        for ref in own[:1] + _references(message.message):
+        for ref in own[:1] + references(message.message):
             union(node, "mid:" + ref)
     groups: dict[str, list[StoredMessage]] = {}
     for message in stored:

@@ -14,6 +14,7 @@ from typing import Any
 
 from .app import EmulatorApp
 from .gmail_api import GmailApi
+from .history import DEFAULT_RETAINED_RECORDS
 from .http_app import EmulatorHTTPServer
 from .listing import MessageIndex
 from .mailbox_store import MailStore, load_mailbox
@@ -104,6 +105,24 @@ class Emulator:
     def info(self) -> dict[str, Any]:
         return self.app.info()
 
+    # ---- changing the mailbox during a test (each change is in the history, like one made through the API)
+    def deliver(self, raw: str | None = None, **fields: Any) -> dict[str, Any]:
+        """A message arrives: `raw` RFC 822 text, or `from`, `subject`, `body`, `to`, `in_reply_to` fields;
+        `labelIds` (default INBOX, UNREAD), `threadId`. Returns `{id, threadId, labelIds, historyId}`."""
+        payload = {**fields, "raw": raw} if raw is not None else dict(fields)
+        return self.app.api.writes.deliver(payload, self.store.email_address)
+
+    def modify(self, message_id: str, *, add: list[str] | None = None, remove: list[str] | None = None) -> None:
+        """What a change made in another client looks like: labels added/removed (read = remove UNREAD)."""
+        self.app.api.changes.modify(message_id, add=add or (), remove=remove or ())
+
+    def delete(self, message_id: str) -> None:
+        self.app.api.changes.delete(message_id)
+
+    def expire_history(self) -> None:
+        """Forgets the mailbox's history: a start id from before now answers 404 in history.list."""
+        self.app.api.changes.expire_history()
+
     # ---- lifecycle
     def stop(self) -> None:
         """Stops serving, interrupts hangs and latencies, and closes kept-alive connections. Idempotent."""
@@ -138,14 +157,18 @@ def start_emulator(
     token_ttl_s: float = 3600,
     email: str | None = None,
     page_token_key: bytes | None = None,
+    history_limit: int = DEFAULT_RETAINED_RECORDS,
 ) -> Emulator:
     """Loads the mailbox and serves it on 127.0.0.1 from a background thread; returns once it accepts.
 
     Page tokens are signed with a fresh random key unless `page_token_key` is given: demo mode derives one from the
     mailbox, so a page token printed by one run is still good in the next (real Gmail tokens are opaque too).
+    `history_limit`: history records retained; a start id older than them answers 404 in history.list.
     """
     store = load_mailbox(mailbox_path, rebase_dates=rebase_dates, email_address=email)
-    api = GmailApi(store, PayloadBuilder(body_charset), MessageIndex(store, key=page_token_key))
+    api = GmailApi(
+        store, PayloadBuilder(body_charset), MessageIndex(store, key=page_token_key), history_limit=history_limit
+    )
     app = EmulatorApp(api, TokenAuthority(ttl_s=token_ttl_s), latency_ms=latency_ms)
     server = EmulatorHTTPServer((HOST, port), app)
     return Emulator(server, app)._start()

@@ -11,7 +11,7 @@ until the debt is paid back by the refill, outside the lock. Callers are therefo
 a request bigger than the burst still goes through (after waiting), never deadlocks.
 
 Costs (https://developers.google.com/gmail/api/reference/quota): messages.list and messages.get 5 units,
-users.getProfile 1; each part of a batch costs its own units.
+history.list 2, users.getProfile 1; each part of a batch costs its own units.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ DEFAULT_BURST_UNITS = 250.0
 UNITS_LIST = 5
 UNITS_GET = 5
 UNITS_PROFILE = 1
+UNITS_HISTORY = 2
 
 
 class QuotaLimiter:

@@ -140,14 +140,14 @@ class ExplodingHttp:
 def test_network_failures_are_transient_and_retried(error):
     fake = FakeGmail([])
     flaky = ExplodingHttp(error, failures=1, then=PROFILE)
-    fake.client._http_factory = lambda: flaky
+    fake.client._sessions._http_factory = lambda: flaky
     assert fake.client.get_profile()["emailAddress"] == "alex@example.com"
     assert fake.sleeps == [1.0]
 
 
 def test_timeouts_exhaust_into_a_transient_error_naming_the_timeout():
     fake = FakeGmail([])
-    fake.client._http_factory = lambda: ExplodingHttp(TimeoutError("timed out"), failures=9, then=PROFILE)
+    fake.client._sessions._http_factory = lambda: ExplodingHttp(TimeoutError("timed out"), failures=9, then=PROFILE)
     with pytest.raises(TransientError) as caught:
         fake.client.get_profile()
     assert "did not answer within 30 s" in caught.value.message and fake.sleeps == [1.0, 2.0]

@@ -13,7 +13,7 @@ from googleapiclient.http import BatchHttpRequest
 
 from server.emulator.batch import PartResponse, render_batch
 from server.gmail.batch import LeanBatchHttpRequest, split_batch_answer
-from server.gmail_client import _Session
+from server.gmail.sessions import Session as _Session
 from server.tests.support.fake_gmail import StaticCredentials, batch_response, metadata_resource
 
 BASE_ID = "0b7e3c1e-1111-4222-8333-944455556666"

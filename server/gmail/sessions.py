@@ -1,0 +1,115 @@
+"""Connections to Gmail for `gmail_client.GmailClient`: a pool of sessions, each one thread's at a time.
+
+httplib2.Http is not thread-safe and tool calls run in worker threads, so each call checks out a session (an
+`AuthorizedHttp` plus the service and resource objects built on it) that no other thread holds, and hands it
+back afterwards. Sessions outlive threads on purpose: anyio ends a worker thread after 10 s idle, and a session
+per thread would then reconnect (TCP + TLS to Google) on most calls of a conversation. The discovery document
+ships inside the library and is parsed once per process; resource objects are built once per session
+(building `users().messages()` costs more CPU than sending the request).
+
+Start-up: google-api-python-client, google-auth and httplib2 are imported on first use, not at import time, so
+the server answers `initialize` and `tools/list` without paying for them; `prepare_stack()` pays for them off
+the event loop right after (`GmailClient.warm_up`), before the first tool call needs them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, Protocol
+
+from server.auth import single_attempt_request
+
+IDLE_SESSIONS = 8  # kept for reuse; more exist only while that many calls run at once
+_BUILD_LOCK = threading.Lock()
+
+
+class CredentialSource(Protocol):
+    def get(self) -> Any: ...
+
+
+@lru_cache(maxsize=1)
+def gmail_discovery() -> dict[str, Any]:
+    from googleapiclient.discovery_cache import get_static_doc
+
+    return json.loads(get_static_doc("gmail", "v1"))
+
+
+def default_http(timeout_s: float) -> Any:
+    import httplib2
+
+    return httplib2.Http(timeout=timeout_s)
+
+
+def prepare_stack() -> None:
+    """Imports the Google client stack and parses the discovery document (what a first call would wait for)."""
+    import google_auth_httplib2  # noqa: F401
+    import googleapiclient.discovery  # noqa: F401
+    from google.oauth2 import credentials  # noqa: F401
+
+    from server.gmail.batch import is_compatible
+
+    gmail_discovery()
+    is_compatible()
+
+
+class Session:
+    """A kept-alive connection and the resource objects on it, tied to the credentials object it was built for."""
+
+    def __init__(self, credentials: Any, http: Any, endpoint: str) -> None:
+        from google_auth_httplib2 import AuthorizedHttp
+        from googleapiclient.discovery import build_from_document
+
+        self.credentials = credentials
+        self.http = AuthorizedHttp(credentials, http=http)
+        # Its refresh-after-401 must not run google-auth's own sleeping retry loop either (see auth.py).
+        self.http._request = single_attempt_request(http)
+        with _BUILD_LOCK:  # build_from_document adds keys to the shared, cached discovery document as it goes
+            self.service = build_from_document(
+                gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}
+            )
+        self.users = self.service.users()
+        self.messages = self.users.messages()
+        self.history = self.users.history()
+        self.broken = False  # set after a network failure: the connection is not handed out again
+
+
+class SessionPool:
+    """Idle sessions of one account, most recently used last; a thread checks one out for each request."""
+
+    def __init__(self, credentials: CredentialSource, http_factory: Callable[[], Any], endpoint: str) -> None:
+        self._credentials = credentials
+        self._http_factory = http_factory
+        self._endpoint = endpoint
+        self._idle: list[Session] = []
+        self._lock = threading.Lock()
+        self._local = threading.local()  # the session this thread has checked out (see discard_current)
+
+    @contextmanager
+    def checkout(self) -> Iterator[Session]:
+        """An idle session (the most recently used: its connection is the likeliest still open), or a new one."""
+        credentials = self._credentials.get()  # raises AuthError with guidance; refreshes an expired token
+        with self._lock:
+            # Sessions built for credentials the token store has since replaced are dropped, never reused.
+            self._idle = [idle for idle in self._idle if idle.credentials is credentials]
+            session = self._idle.pop() if self._idle else None
+        if session is None:
+            session = Session(credentials, self._http_factory(), self._endpoint)
+        self._local.session = session
+        try:
+            yield session
+        finally:
+            self._local.session = None
+            if not session.broken:
+                with self._lock:
+                    if len(self._idle) < IDLE_SESSIONS:
+                        self._idle.append(session)
+
+    def discard_current(self) -> None:
+        """After a network failure, this thread's session is not reused, so the next attempt reconnects cleanly."""
+        session: Session | None = getattr(self._local, "session", None)
+        if session is not None:
+            session.broken = True
