@@ -1,9 +1,10 @@
 """One-time authorization: run `python server/auth_cli.py` in a terminal with a browser.
 
-Runs Google's installed-app OAuth flow (read-only scope, offline access, consent prompt so a refresh token is
-always issued), writes the token file atomically with mode 0600, then proves it works by asking Gmail for the
-account's address. The MCP server itself never does this: it only refreshes the token written here. With no
-browser on this machine it prints the URL instead, and waits a bounded time for Google's answer.
+Runs Google's installed-app OAuth flow (read-only scope unless `--scopes` asks for more, offline access, consent
+prompt so a refresh token is always issued), writes the token file atomically with mode 0600 with the scopes
+Google actually granted, then proves it works by asking Gmail for the account's address. The MCP server itself
+never does this: it only refreshes the token written here. With no browser on this machine it prints the URL
+instead, and waits a bounded time for Google's answer.
 """
 
 from __future__ import annotations
@@ -95,20 +96,53 @@ def _fail(message: str) -> int:
     return 2
 
 
-def authorize(settings: Settings, *, open_browser: bool, port: int, wait_s: int = DEFAULT_WAIT_S) -> Path:
-    """Runs the consent flow and writes the token file; returns its path."""
+def requested_scopes(names: str | None) -> list[str]:
+    """`--scopes readonly,compose,modify` -> scope URLs; read access is always included (the server needs it).
+
+    Raises ValueError naming the valid names for an unknown one.
+    """
+    from server.gmail import scopes
+
+    wanted = [name.strip().lower() for name in (names or "readonly").replace(" ", ",").split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in scopes.BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown scope name(s) {', '.join(unknown)}; valid: {', '.join(scopes.BY_NAME)}")
+    found = list(dict.fromkeys(scopes.BY_NAME[name] for name in wanted))
+    if not scopes.covers(found, scopes.READ):
+        found.insert(0, GMAIL_READONLY_SCOPE)
+    return found
+
+
+def granted_scopes(credentials: Any, requested: list[str]) -> list[str]:
+    """What Google granted (a person may untick boxes on the consent screen), else what was asked for."""
+    granted = getattr(credentials, "granted_scopes", None)
+    if isinstance(granted, str):
+        granted = granted.split()
+    return sorted(set(granted)) if granted else list(requested)
+
+
+def authorize(
+    settings: Settings, *, open_browser: bool, port: int, wait_s: int = DEFAULT_WAIT_S, scopes: list[str] | None = None
+) -> Path:
+    """Runs the consent flow and writes the token file (recording the granted scopes); returns its path."""
+    import os
+
     from google_auth_oauthlib.flow import InstalledAppFlow
 
     from server.auth import write_token_file
 
-    flow = InstalledAppFlow.from_client_secrets_file(str(settings.credentials_path), scopes=[GMAIL_READONLY_SCOPE])
+    requested = scopes or [GMAIL_READONLY_SCOPE]
+    # A person may grant fewer scopes than asked (granular consent): record what was granted instead of failing.
+    os.environ.setdefault("OAUTHLIB_RELAX_TOKEN_SCOPE", "1")
+    flow = InstalledAppFlow.from_client_secrets_file(str(settings.credentials_path), scopes=requested)
     port = port or free_port()
     minutes = f"{wait_s // 60} minutes" if wait_s % 60 == 0 else f"{wait_s} seconds"
     if open_browser:
         prompt = "A browser window opens for Google's consent. If it does not, open this URL:\n\n    {url}\n\n"
     else:
         prompt = (
-            "Open this URL in a browser to authorize read-only Gmail access:\n\n    {url}\n\n"
+            f"Open this URL in a browser to authorize {'read-only ' if requested == [GMAIL_READONLY_SCOPE] else ''}"
+            "Gmail access:\n\n    {url}\n\n"
             f"Browser on another machine? Forward the port first: ssh -L {port}:localhost:{port} <this-host>\n"
         )
     prompt += f"Waiting up to {minutes} for Google's answer on http://localhost:{port}/ (Ctrl-C cancels)..."
@@ -127,7 +161,9 @@ def authorize(settings: Settings, *, open_browser: bool, port: int, wait_s: int 
             "Google returned no refresh token; revoke the app's access at "
             "https://myaccount.google.com/permissions and run this again."
         )
-    write_token_file(settings.token_path, json.loads(credentials.to_json()))
+    info = json.loads(credentials.to_json())
+    info["scopes"] = granted_scopes(credentials, requested)
+    write_token_file(settings.token_path, info)
     return settings.token_path
 
 
@@ -137,6 +173,32 @@ def verify(settings: Settings) -> str:
     from server.gmail_client import GmailClient
 
     return str(GmailClient(settings, TokenStore(settings)).get_profile().get("emailAddress"))
+
+
+def _access_words(path: Path) -> str:
+    """`read-only`, or what else the token allows (write tools still need GMAIL_MCP_WRITE_TOOLS)."""
+    from server.auth import read_token_info
+    from server.gmail import scopes
+
+    try:
+        granted = scopes.parse_granted(read_token_info(path).get("scopes")) or frozenset()
+    except Exception:
+        return "read-only"
+    names = {url: name for name, url in scopes.BY_NAME.items()}
+    extra = sorted(names.get(scope, scope) for scope in granted if scope != scopes.READONLY)
+    return "read-only" if not extra else "read; also granted: " + ", ".join(extra)
+
+
+def _report_grant(path: Path, wanted: list[str]) -> None:
+    from server.auth import read_token_info
+    from server.gmail import scopes
+
+    granted = scopes.parse_granted(read_token_info(path).get("scopes")) or frozenset()
+    names = {url: name for name, url in scopes.BY_NAME.items()}
+    print("Granted: " + ", ".join(sorted(names.get(scope, scope) for scope in granted)))
+    refused = [names.get(scope, scope) for scope in wanted if scope not in granted]
+    if refused:
+        print(f"Not granted (unticked on Google's screen?): {', '.join(refused)}; the tools needing it stay hidden.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,7 +215,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--token", help="where to write the token (default: $GMAIL_TOKEN_PATH or .token.json)")
     parser.add_argument("--verify-only", action="store_true", help="only check an existing token")
+    parser.add_argument(
+        "--scopes",
+        metavar="NAMES",
+        help="what to ask Google for, comma separated: readonly (default), compose (drafts and sending), modify "
+        "(labels, archive, trash; also drafts), send, labels; read access is always included",
+    )
     args = parser.parse_args(argv)
+    try:
+        wanted = requested_scopes(args.scopes)
+    except ValueError as exc:
+        return _fail(f"--scopes: {exc}")
 
     settings = load_settings()
     if args.credentials:
@@ -177,17 +249,18 @@ def main(argv: list[str] | None = None) -> int:
             open_browser = False
         _cancel_on_sigterm()
         try:
-            path = authorize(settings, open_browser=open_browser, port=args.port, wait_s=args.wait)
+            path = authorize(settings, open_browser=open_browser, port=args.port, wait_s=args.wait, scopes=wanted)
         except KeyboardInterrupt:
             return _fail("Authorization cancelled.")
         except Exception as exc:  # oauthlib raises plain Warning/Exception subclasses: no tracebacks here
             return _fail(describe_consent_failure(exc, wait_s=args.wait))
         print(f"Token written to {path} (mode 600).")
+        _report_grant(path, wanted)
     try:
         address = verify(settings)
     except GmailError as error:
         return _fail(f"The token does not work yet: {error.message}\nFix: {error.hint}")
-    print(f"Authorized: the server can now read {address} (read-only).")
+    print(f"Authorized: the server can now read {address} ({_access_words(settings.token_path)}).")
     return 0
 
 

@@ -18,12 +18,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from server.errors import GmailError, RateLimitedError, TransientError
+from server.errors import GmailError, InternalError, RateLimitedError, TransientError, UnknownOutcomeError
 from server.gmail.batch_size import AdaptiveBatchSize
 from server.gmail.errors import not_json, translate
 from server.gmail.quota import UNITS_GET, UNITS_HISTORY, UNITS_LIST, UNITS_PROFILE, QuotaLimiter
 from server.gmail.retry import RetryPolicy, run_with_retries
 from server.gmail.sessions import CredentialSource, Session, SessionPool, default_http, prepare_stack
+from server.gmail.single_attempt import SingleAttemptUnavailable, single_attempt_error, single_attempt_http
+from server.gmail.write_endpoints import WriteEndpoints, WriteListener
 from server.runtime import cost
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
@@ -38,7 +40,13 @@ def _patience(error: GmailError) -> tuple[bool, float]:
     return isinstance(error, RateLimitedError), error.retry_after_s or 0.0
 
 
-class GmailClient:
+def _empty_is_done(response: Any) -> Any:
+    """Calls Gmail answers with an empty body (204: batchModify, drafts.delete) come back as b"" from the library
+    (no response schema, raw model): that is success with nothing to say."""
+    return {} if response in (b"", "", None) else response
+
+
+class GmailClient(WriteEndpoints):
     """Typed access to the few Gmail endpoints the tools need, with retries and error mapping.
 
     Args:
@@ -47,6 +55,8 @@ class GmailClient:
         sleep: injected so tests assert backoff sequences without waiting.
         rand: the jitter source of retry waits, in [0, 1) (tests pass a constant).
         http_factory: builds a fresh `httplib2.Http`-compatible object per session (tests pass HttpMockSequence).
+        single_attempt_factory: the Http of one never-repeated request (a send); default: a fresh
+            `SingleAttemptHttp`, or `http_factory` when tests pass one.
         clock: wall-clock seconds, used to turn "Retry after <time>" into a wait.
         batch_size: how many calls go in one batch request (per account: Gmail's concurrency limit is per user).
     """
@@ -63,6 +73,7 @@ class GmailClient:
         quota: QuotaLimiter | None = None,
         rand: Callable[[], float] = random.random,
         batch_size: AdaptiveBatchSize | None = None,
+        single_attempt_factory: Callable[[], Any] | None = None,
     ) -> None:
         self._settings = settings
         self._metrics = metrics or Metrics()
@@ -75,6 +86,10 @@ class GmailClient:
             credentials, http_factory or (lambda: default_http(settings.request_timeout_s)), settings.endpoint
         )
         self.batch_size = batch_size or AdaptiveBatchSize()
+        self._single_attempt_factory = (
+            single_attempt_factory or http_factory or (lambda: single_attempt_http(settings.request_timeout_s))
+        )
+        self._write_listeners: list[WriteListener] = []
 
     # -- public API -------------------------------------------------------------------------------------------
 
@@ -184,7 +199,7 @@ class GmailClient:
                 cost.record_request(units, retry=retry_count > 0)
                 started = time.perf_counter()
                 try:
-                    response = make_request(session).execute(num_retries=0)
+                    response = _empty_is_done(make_request(session).execute(num_retries=0))
                     if not isinstance(response, dict):  # an HTML page from a proxy or captive portal, say
                         raise not_json(endpoint)
                 except Exception as exc:
@@ -195,6 +210,50 @@ class GmailClient:
             return response
 
         return self._retrying(attempt, endpoint)
+
+    def _call_once(self, endpoint: str, make_request: Callable[[Session], Any], units: int) -> dict[str, Any]:
+        """Exactly one attempt on a fresh connection, never repeated (see `gmail/single_attempt.py`).
+
+        Before the request is written (token refresh, connecting) a failure means nothing happened: the usual
+        error. After it, a reset, a timeout, a connection closed without an answer or a 5xx answer mean Gmail
+        may have acted: UnknownOutcomeError. A 4xx answer is Gmail refusing: mapped as usual.
+        """
+        from google_auth_httplib2 import AuthorizedHttp
+
+        from server.auth import single_attempt_request
+
+        self._quota.acquire(units)
+        try:
+            http = self._single_attempt_factory()
+        except SingleAttemptUnavailable as exc:
+            raise InternalError(
+                f"{endpoint} was not attempted: this httplib2 version cannot be made to try a request only once "
+                f"({exc}), and a repeated send could mail twice.",
+                hint="Install the httplib2 version in requirements.txt (pip install -r requirements.txt).",
+            ) from None
+        with self._sessions.checkout() as session:  # a valid access token, and the resource objects
+            cost.record_request(units)
+            authorized = AuthorizedHttp(session.credentials, http=http)
+            authorized._request = single_attempt_request(http)
+            started = time.perf_counter()
+            try:
+                response = _empty_is_done(make_request(session).execute(http=authorized, num_retries=0))
+                if not isinstance(response, dict):
+                    raise UnknownOutcomeError(f"Gmail's answer to {endpoint} was not JSON; it may have been done.")
+            except Exception as exc:
+                error = single_attempt_error(exc, endpoint, self._map_exception)
+                self._log_request(endpoint, started, error, single_attempt=True)
+                log.error(
+                    "single-attempt request failed",
+                    extra={"endpoint": endpoint, "category": error.code, "gmail_api_status": error.status},
+                )
+                raise error from exc
+            finally:
+                close = getattr(http, "close", None)
+                if callable(close):
+                    close()
+        self._log_request(endpoint, started, single_attempt=True)
+        return response
 
     def _retrying(self, attempt: Callable[[], T], endpoint: str) -> T:
         return run_with_retries(

@@ -8,20 +8,23 @@ a toolset that writes is `opt_in`, offered only when the person enabled it in co
 is listed only when the account's token holds one of its scopes.
 
 Handlers are plain functions `(ToolContext, validated input) -> result model`; they never see the MCP SDK
-(`server/protocol/` adapts them) and reach Gmail only through `ctx.gmail` (`server/gmail/interface.py`).
+(`server/protocol/` adapts them) and reach Gmail only through `ctx.gmail` (`server/gmail/interface.py`). A handler
+whose action needs the person's explicit yes (sending mail) returns a `ConfirmationRequest` instead: the
+dispatcher asks the person the way the client allows and runs the second phase only on an explicit accept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
 from server.gmail import scopes
 from server.gmail.interface import GmailApi
 from server.runtime.observability import Metrics
+from server.runtime.write_safety import WriteSafety
 
 DEFAULT_ACCOUNT = "default"
 
@@ -34,6 +37,7 @@ class ToolContext:
     enrich_top_k: int
     metrics: Metrics
     account: str = DEFAULT_ACCOUNT
+    safety: WriteSafety = field(default_factory=WriteSafety)  # dry run, confirmations, send limit, audit
 
     # A ready context is its own source: tests and single-account embeddings pass one straight to the server.
     def context_for(self, account: str | None) -> ToolContext:
@@ -51,6 +55,26 @@ class ContextSource(Protocol):
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         """The scopes the account's token holds; None when unknown (no token yet)."""
         ...
+
+
+Refusal = Literal["declined", "cancelled"]
+
+
+@dataclass(frozen=True)
+class ConfirmationRequest:
+    """What a handler returns when its action may happen only after the person says yes (a send).
+
+    `question` is shown to the person (everything that leaves the mailbox). The dispatcher asks through
+    elicitation when the client declared it (an `elicitation/create` request in handshake-era sessions, an
+    `InputRequiredResult` round trip in 2026-07-28 ones) and calls `proceed(ctx)` only after an explicit accept,
+    `refused(how)` after a decline or a cancel. A client that cannot ask gets `without_asking(ctx)`: a result that
+    does nothing but hand the model the summary and a single-use code for a second call.
+    """
+
+    question: str
+    proceed: Callable[[ToolContext], BaseModel]
+    refused: Callable[[Refusal], BaseModel]
+    without_asking: Callable[[ToolContext], BaseModel]
 
 
 @dataclass(frozen=True)
@@ -73,7 +97,7 @@ class ToolSpec:
     description: str
     input_model: type[BaseModel]
     output_model: type[BaseModel]
-    run: Callable[[ToolContext, Any], BaseModel]
+    run: Callable[[ToolContext, Any], BaseModel | ConfirmationRequest]
     render: Callable[[Any], str]
     annotations: Annotations = READ_ONLY
     scopes: frozenset[str] = scopes.READ  # any one of these, granted, lets the tool work

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import select
 import socket
 import threading
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
+from . import scopes
 from .batch import PartResponse, parse_batch, render_batch
 from .errors import ApiError, unauthenticated
 from .faults import ConcurrencyGate, Fault, FaultBook, RequestLog
@@ -34,6 +36,7 @@ LOG = logging.getLogger("server.emulator")
 BATCH_PATHS = ("/batch", "/batch/gmail/v1")
 API_PREFIXES = ("/gmail/v1/", "/upload/gmail/v1/")
 JSON_TYPE = "application/json; charset=UTF-8"
+_CALL_PATH = re.compile(r"^(?:/upload)?/gmail/v1/users/[^/]+/(.*)$")
 
 
 class AbortConnection(Exception):
@@ -134,8 +137,14 @@ class EmulatorApp:
         faulted = self._take_fault(exchange, entry)
         if faulted is not None:
             return faulted
-        if not self.tokens.check(exchange.headers.get("authorization")):
+        authorization = exchange.headers.get("authorization")
+        if not self.tokens.check(authorization):
             return error_response(unauthenticated())
+        granted = self.tokens.scopes_of(authorization)
+        if granted is not None and not self._allowed(exchange, granted):
+            return error_response(
+                ApiError(403, "insufficientPermissions", "Request had insufficient authentication scopes.")
+            )
         try:
             params = parse_qs(exchange.query, keep_blank_values=True)
             content_type = exchange.headers.get("content-type", "")
@@ -143,6 +152,11 @@ class EmulatorApp:
             return Response(204, b"") if answer is None else json_response(200, answer)
         except ApiError as error:
             return error_response(error)
+
+    @staticmethod
+    def _allowed(exchange: Exchange, granted: frozenset[str]) -> bool:
+        match = _CALL_PATH.match(exchange.path)
+        return match is None or not granted.isdisjoint(scopes.required(exchange.method, match.group(1)))
 
     def _serve_token(self, exchange: Exchange, entry: dict[str, Any]) -> Response:
         fault = self.faults.take(exchange.method, exchange.path)

@@ -8,11 +8,13 @@ the control plane as Python methods so tests need no HTTP calls to steer it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from .app import EmulatorApp
+from .drafts import send_as_entry
 from .gmail_api import GmailApi
 from .history import DEFAULT_RETAINED_RECORDS
 from .http_app import EmulatorHTTPServer
@@ -47,9 +49,14 @@ class Emulator:
         """The loaded mailbox (ids, labels, subjects, threads) for tests to pick fixtures from."""
         return self.app.api.store
 
-    def write_token(self, path: str | Path) -> Path:
-        """Writes an authorized-user token file (mode 0600) this emulator accepts."""
-        return write_token_file(path, self.token_uri)
+    def write_token(self, path: str | Path, scopes: Iterable[str] | None = None) -> Path:
+        """Writes an authorized-user token file (mode 0600) this emulator accepts; with `scopes` (short names such
+        as "readonly", "compose", "modify", or URLs) the token is held to them, as Google's would be."""
+        return write_token_file(path, self.token_uri, scopes)
+
+    def add_send_as(self, address: str, display_name: str = "") -> None:
+        """Adds a send-as alias of the mailbox's owner (settings.sendAs.list lists it after the primary)."""
+        self.app.api.drafts.aliases.append(send_as_entry(address, display_name))
 
     # ---- control plane, same operations as /_emulator/...
     def add_fault(

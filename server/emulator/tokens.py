@@ -7,6 +7,12 @@ when a Testing-mode app's 7-day refresh token lapses.
 
 The client id, secret and refresh token are fixed strings, so a token file written by one emulator run keeps
 working with the next (handy for `GMAIL_TOKEN_PATH` in a demo setup). They grant nothing anywhere else.
+
+Scopes: the plain refresh token is the emulator's test key (its file records gmail.readonly, what a default
+consent grants, but the emulator lets it do anything, so tests can change the mailbox directly). A token written
+with scopes (`write_token_file(..., scopes=...)`, `--write-token FILE --scopes readonly,compose`) carries them in
+its refresh token (`<token>~readonly+compose`); its access tokens are held to exactly those scopes, and a call
+outside them answers 403 insufficientPermissions (see `scopes.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 READONLY_SCOPE = "https://www.googleapis.com/auth/gmail.readonly"
@@ -36,6 +42,7 @@ class TokenAuthority:
         self._clock = clock
         self._lock = threading.Lock()
         self._access: dict[str, float] = {}  # token -> expiry on self._clock
+        self._scopes: dict[str, frozenset[str] | None] = {}  # access token -> its scopes (None: unrestricted)
         self._revoked = False
 
     def grant(self, form: Mapping[str, str]) -> tuple[int, dict[str, object]]:
@@ -47,19 +54,32 @@ class TokenAuthority:
             return 401, dict(INVALID_CLIENT)
         if not form.get("refresh_token"):
             return 400, {"error": "invalid_request", "error_description": "Missing required parameter: refresh_token"}
+        base, _, scope_text = form.get("refresh_token", "").partition(SCOPE_SEPARATOR)
+        try:
+            granted = scopes_from_token_suffix(scope_text) if scope_text else None
+        except ValueError:
+            return 400, dict(INVALID_GRANT)
         with self._lock:
-            if self._revoked or form.get("refresh_token") != REFRESH_TOKEN:
+            if self._revoked or base != REFRESH_TOKEN:
                 return 400, dict(INVALID_GRANT)
             token = "ya29.emulator." + secrets.token_urlsafe(32)
             now = self._clock()
             self._access = {t: expiry for t, expiry in self._access.items() if expiry > now}
+            self._scopes = {t: held for t, held in self._scopes.items() if t in self._access}
             self._access[token] = now + self.ttl_s
+            self._scopes[token] = granted
         return 200, {
             "access_token": token,
             "expires_in": max(int(self.ttl_s), 1),
-            "scope": READONLY_SCOPE,
+            "scope": " ".join(sorted(granted)) if granted else READONLY_SCOPE,
             "token_type": "Bearer",
         }
+
+    def scopes_of(self, authorization: str | None) -> frozenset[str] | None:
+        """The scopes of the header's access token; None for the unrestricted test key (or no valid token)."""
+        _, _, token = (authorization or "").strip().partition(" ")
+        with self._lock:
+            return self._scopes.get(token.strip())
 
     def check(self, authorization: str | None) -> bool:
         """True when the header carries a live access token we issued."""
@@ -83,25 +103,53 @@ class TokenAuthority:
             self._revoked = False
 
 
-def authorized_user_info(token_uri: str) -> dict[str, object]:
-    """The authorized-user JSON google-auth loads (no access token: the first call refreshes)."""
+SCOPE_SEPARATOR = "~"
+
+
+def scopes_from_token_suffix(text: str) -> frozenset[str]:
+    from .scopes import parse_names
+
+    return parse_names(text.replace("+", ","))
+
+
+def scoped_refresh_token(scopes: Iterable[str]) -> str:
+    """The refresh token that grants exactly `scopes` (short names or scope URLs)."""
+    from .scopes import BY_NAME, parse_names
+
+    short = {url: name for name, url in BY_NAME.items()}
+    granted = parse_names(",".join(scopes))
+    return REFRESH_TOKEN + SCOPE_SEPARATOR + "+".join(sorted(short[url] for url in granted))
+
+
+def authorized_user_info(token_uri: str, scopes: Iterable[str] | None = None) -> dict[str, object]:
+    """The authorized-user JSON google-auth loads (no access token: the first call refreshes).
+
+    Without `scopes`: the unrestricted test key, recorded as gmail.readonly. With them: a token held to them.
+    """
+    if scopes is None:
+        refresh, recorded = REFRESH_TOKEN, [READONLY_SCOPE]
+    else:
+        from .scopes import parse_names
+
+        recorded = sorted(parse_names(",".join(scopes)))
+        refresh = scoped_refresh_token(scopes)
     return {
         "type": "authorized_user",
         "client_id": CLIENT_ID,
         "client_secret": CLIENT_SECRET,
-        "refresh_token": REFRESH_TOKEN,
+        "refresh_token": refresh,
         "token_uri": token_uri,
-        "scopes": [READONLY_SCOPE],
+        "scopes": recorded,
     }
 
 
-def write_token_file(path: str | Path, token_uri: str) -> Path:
+def write_token_file(path: str | Path, token_uri: str, scopes: Iterable[str] | None = None) -> Path:
     """Writes the token file with mode 0600 (it is a credential, even if a toy one)."""
     target = Path(path).expanduser()
     target.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(authorized_user_info(token_uri), handle, indent=2)
+        json.dump(authorized_user_info(token_uri, scopes), handle, indent=2)
         handle.write("\n")
     os.chmod(target, 0o600)
     return target

@@ -89,7 +89,18 @@ def parse_retry_after(header: str | None, message: str, *, now: float) -> float 
     return None
 
 
-def map_http_error(exc: HttpError, *, now: float) -> GmailError:
+def _scope_for(endpoint: str) -> str:
+    """The short scope name (`auth_cli.py --scopes`) a write endpoint needs beside read access."""
+    if endpoint.startswith("drafts"):
+        return "compose"
+    if endpoint.startswith(
+        ("messages.modify", "messages.batchModify", "messages.trash", "messages.untrash", "labels.create")
+    ):
+        return "modify"
+    return ""
+
+
+def map_http_error(exc: HttpError, *, now: float, endpoint: str = "") -> GmailError:
     """Maps a Gmail HTTP error (status, reason, message) into the project's error tree."""
     status = exc.status_code
     message, reason = _error_payload(exc)
@@ -114,6 +125,14 @@ def map_http_error(exc: HttpError, *, now: float) -> GmailError:
                 "The Gmail API is not enabled for this Google Cloud project.",
                 hint="Enable the Gmail API in the Google Cloud console (APIs & Services > Library), wait a minute, "
                 "then retry.",
+                **common,
+            )
+        needed = _scope_for(endpoint)
+        if needed:
+            return PermissionDeniedError(
+                f"Gmail refused {endpoint}: {message or 'insufficient permissions'} (the token was not granted "
+                f"gmail.{needed}).",
+                hint=rerun_auth(f"allow what Google asks for ({needed})", "--scopes", f"readonly,{needed}"),
                 **common,
             )
         return PermissionDeniedError(
@@ -191,7 +210,7 @@ def translate(exc: Exception, *, endpoint: str, now: float, timeout_s: float) ->
     if isinstance(exc, BatchError):  # subclass of HttpError whose resp may be None: an unreadable batch answer
         return Translated(TransientError(f"Gmail's batch answer could not be read ({endpoint})."), False)
     if isinstance(exc, HttpError):
-        return Translated(map_http_error(exc, now=now), False)
+        return Translated(map_http_error(exc, now=now, endpoint=endpoint), False)
     if isinstance(exc, (google_auth_exceptions.RefreshError, google_auth_exceptions.TransportError)):
         return Translated(describe_refresh_failure(exc), False)
     if isinstance(exc, (socket.timeout, TimeoutError)):

@@ -18,15 +18,17 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from server import __version__
 from server.errors import GmailError, InternalError, InvalidInputError
+from server.protocol import confirm
 from server.protocol.schemas import input_schema, output_schema
 from server.runtime.observability import get_logger
-from server.tools import ContextSource, Toolset, ToolSpec, offered_tools
+from server.tools import ConfirmationRequest, ContextSource, Toolset, ToolSpec, offered_tools
 from server.toolsets import ALL_TOOLSETS
 from server.toolsets.common import UNTRUSTED_CONTENT
 
@@ -108,8 +110,16 @@ class ToolCatalog:
 
 
 async def call_tool(
-    catalog: ToolCatalog | ContextSource, name: str, arguments: dict[str, Any] | None
-) -> types.CallToolResult:
+    catalog: ToolCatalog | ContextSource,
+    name: str,
+    arguments: dict[str, Any] | None,
+    request_ctx: Any = None,
+    *,
+    request_state: str | None = None,
+    input_responses: dict[str, Any] | None = None,
+) -> types.CallToolResult | types.InputRequiredResult:
+    """One tool call. `request_ctx` (the SDK's request context) lets a handler's ConfirmationRequest be asked
+    through elicitation; `request_state`/`input_responses` carry a 2026-07-28 client's answer to it."""
     if not isinstance(catalog, ToolCatalog):
         catalog = ToolCatalog(catalog)
     tools = catalog.offered()
@@ -128,8 +138,16 @@ async def call_tool(
         except ValidationError as exc:
             raise describe_validation_error(exc, spec) from None
         ctx = catalog.source.context_for(getattr(args, "account", None))
-        # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
-        result = await anyio.to_thread.run_sync(spec.run, ctx, args, abandon_on_cancel=True)
+        if request_state is not None:  # the repeat of a call whose question the client put to the person
+            result: Any = await confirm.answer(name, request_state, input_responses, ctx)
+        else:
+            # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
+            result = await anyio.to_thread.run_sync(spec.run, ctx, args, abandon_on_cancel=True)
+        if isinstance(result, ConfirmationRequest):
+            result = await confirm.ask(name, result, ctx, request_ctx)
+        if isinstance(result, types.InputRequiredResult):
+            log.info("tool asks the person", extra={"request_id": request_id, "tool": name})
+            return result
         answer = types.CallToolResult(
             content=[types.TextContent(type="text", text=spec.render(result))],
             # No nulls: an absent field says the same in fewer bytes (the output schemas are built to match).
@@ -162,10 +180,19 @@ def build_server(
     async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[tool_definition(spec) for spec in catalog.offered().values()])
 
-    async def on_call_tool(_request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await call_tool(catalog, params.name, params.arguments)
+    async def on_call_tool(
+        request: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        return await call_tool(
+            catalog,
+            params.name,
+            params.arguments,
+            request,
+            request_state=params.request_state,
+            input_responses=params.input_responses,
+        )
 
-    return Server(
+    server = Server(
         "gmail",
         version=__version__,
         title="Gmail" if enabled else "Gmail (read-only)",
@@ -173,3 +200,7 @@ def build_server(
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    # The request state of an input-required round trip comes back from the client: sealed, checked, bound to the
+    # tool and its arguments before it reaches a handler (the state itself is only a random key to a held question).
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience="gmail"))
+    return server

@@ -17,6 +17,7 @@ from server.gmail import scopes
 from server.gmail_client import GmailClient
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics
+from server.runtime.write_safety import WriteSafety
 from server.tools import DEFAULT_ACCOUNT, ToolContext
 
 
@@ -59,7 +60,11 @@ class AccountRegistry:
         self._default = accounts[0].name if DEFAULT_ACCOUNT not in self._accounts else DEFAULT_ACCOUNT
         self._contexts = {
             account.name: ToolContext(
-                gmail=account.gmail, enrich_top_k=enrich_top_k, metrics=metrics, account=account.name
+                gmail=account.gmail,
+                enrich_top_k=enrich_top_k,
+                metrics=metrics,
+                account=account.name,
+                safety=WriteSafety.from_settings(account.settings),
             )
             for account in accounts
         }

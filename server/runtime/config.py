@@ -22,6 +22,8 @@ GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
 DEFAULT_ENRICH_TOP_K = 10
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_QUOTA_UNITS_PER_S = 100.0  # well under Gmail's 250 units/s per user
+DEFAULT_SEND_LIMIT_PER_HOUR = 10
+DEFAULT_CONFIRMATION_TTL_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,12 @@ class Settings:
     display_zone: tzinfo | None = None  # dates in tool text (GMAIL_MCP_TIMEZONE); None: the computer's zone
     write_tools: frozenset[str] = frozenset()  # opt-in toolsets the person enabled (GMAIL_MCP_WRITE_TOOLS, --enable)
     quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
+    # Writing (only with write tools enabled): see runtime/write_safety.py
+    dry_run: bool = False  # GMAIL_MCP_DRY_RUN: write tools say what they would do and change nothing
+    audit_log_path: Path | None = None  # GMAIL_MCP_AUDIT_LOG: audit lines also appended to this file
+    attach_dir: Path | None = None  # GMAIL_MCP_ATTACH_DIR: the only folder drafts may attach local files from
+    send_limit_per_hour: int = DEFAULT_SEND_LIMIT_PER_HOUR  # GMAIL_MCP_SEND_LIMIT_PER_HOUR
+    confirmation_ttl_s: float = DEFAULT_CONFIRMATION_TTL_S  # how long a send confirmation code stays valid
 
     @property
     def endpoint(self) -> str:
@@ -122,6 +130,20 @@ def _number(env: dict[str, str], name: str, default: float, *, minimum: float) -
     return value
 
 
+def _flag(env: dict[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1 or 0 (true/false), got {raw!r}")
+
+
+def _optional_path(env: dict[str, str], name: str, home: Path) -> Path | None:
+    raw = (env.get(name) or "").strip()
+    return _resolve(raw, home).resolve() if raw else None
+
+
 def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> Settings:
     """Reads settings from `env` (default: the process environment, after loading `.env` without overriding)."""
     if env is None:
@@ -143,4 +165,9 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         write_tools=parse_names(env.get("GMAIL_MCP_WRITE_TOOLS", "")),
         display_zone=zone_named(env.get("GMAIL_MCP_TIMEZONE")),
         quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
+        dry_run=_flag(env, "GMAIL_MCP_DRY_RUN"),
+        audit_log_path=_optional_path(env, "GMAIL_MCP_AUDIT_LOG", home),
+        attach_dir=_optional_path(env, "GMAIL_MCP_ATTACH_DIR", home),
+        send_limit_per_hour=int(_number(env, "GMAIL_MCP_SEND_LIMIT_PER_HOUR", DEFAULT_SEND_LIMIT_PER_HOUR, minimum=1)),
+        confirmation_ttl_s=_number(env, "GMAIL_MCP_CONFIRMATION_TTL_S", DEFAULT_CONFIRMATION_TTL_S, minimum=10.0),
     )
