@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -19,7 +20,14 @@ from typing import Any
 from server.runtime.observability import get_logger, mask_email
 
 log = get_logger("audit")
+_ANGLE = re.compile(r"<([^<>]*)>\s*$")
 MAX_IDS = 1000
+
+
+def _address_only(recipient: str) -> str:
+    """`Name <addr>` -> `addr`: names are personal data the trail does not need."""
+    inside = _ANGLE.search(recipient)
+    return inside.group(1).strip() if inside else recipient.strip()
 
 
 class AuditLog:
@@ -53,7 +61,7 @@ class AuditLog:
             entry["ids"] = list(ids[:MAX_IDS])
             entry["id_count"] = len(ids)
         if recipients:
-            entry["recipients"] = [mask_email(recipient) for recipient in recipients]
+            entry["recipients"] = [mask_email(_address_only(recipient)) for recipient in recipients]
         entry.update(details)
         log.info("audit", extra={"audit": entry})
         if self.path is not None:
