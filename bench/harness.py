@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from server.tests.support.emulator import emulator_env
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MAILBOX = ROOT / "server" / "demo" / "mailbox.mbox"
 
@@ -49,6 +51,14 @@ class EmulatorProcess:
         self._control.request("GET", f"/_emulator/{name}")
         return json.loads(self._control.getresponse().read())
 
+    def post(self, name: str, payload: dict[str, Any] | None = None) -> Any:
+        """POST to the control plane (`deliver`, `expire-history`, ...) over the same kept-alive connection."""
+        self._get("info")  # opens the connection if needed
+        assert self._control is not None
+        body = json.dumps(payload or {}).encode()
+        self._control.request("POST", f"/_emulator/{name}", body=body, headers={"Content-Type": "application/json"})
+        return json.loads(self._control.getresponse().read())
+
     def requests(self, since: int = 0) -> list[dict[str, Any]]:
         return list(self._get(f"requests?since={since}")["requests"])
 
@@ -64,15 +74,15 @@ class EmulatorProcess:
 
 
 @contextmanager
-def emulator_process(latency_ms: float, scratch: Path) -> Iterator[EmulatorProcess]:
-    token_path = scratch / f"token-rtt{latency_ms:g}.json"
+def emulator_process(latency_ms: float, scratch: Path, mailbox: Path = DEMO_MAILBOX) -> Iterator[EmulatorProcess]:
+    token_path = scratch / f"token-rtt{latency_ms:g}-{mailbox.stem}.json"
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "server.emulator",
             "--mailbox",
-            str(DEMO_MAILBOX),
+            str(mailbox),
             "--rebase-dates",
             "--latency-ms",
             str(latency_ms),
@@ -108,9 +118,7 @@ def server_env(emulator: EmulatorProcess) -> dict[str, str]:
         "GMAIL_MCP_QUOTA_UNITS_PER_S": "0",
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "GMAIL_API_ENDPOINT": emulator.url,
-        "GMAIL_TOKEN_URI": emulator.token_uri,
-        "GMAIL_TOKEN_PATH": str(emulator.token_path),
+        **emulator_env(emulator, emulator.token_path),
         "GMAIL_MCP_LOG_LEVEL": "INFO",
     }
 
@@ -139,6 +147,10 @@ def describe_requests(entries: Sequence[dict[str, Any]]) -> str:
             names.append("token")
         elif path.endswith("/messages"):
             names.append("list")
+        elif path.endswith("/history"):
+            names.append("history")
+        elif path.endswith("/profile"):
+            names.append("profile")
         else:
             names.append("get")
     grouped = []

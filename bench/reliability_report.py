@@ -63,6 +63,13 @@ def summarise(entries: list[dict[str, Any]]) -> tuple[list[str], int]:
     ]
     for entry in by_kind["hostile_peak_rss"]:
         lines.append(f"    server peak RSS:       {entry['megabytes']} MB")
+    lines.append(f"Hostile attachments read:  {len(by_kind['hostile_attachment'])}")
+    lines.extend(
+        f"    - {entry['case']}: {entry['seconds']} s, answer {entry['answer_bytes']:,} bytes"
+        for entry in by_kind["hostile_attachment"]
+    )
+    for entry in by_kind["hostile_attachment_peak_rss"]:
+        lines.append(f"    server peak RSS:       {entry['megabytes']} MB")
     for entry in by_kind["load"]:
         lines.append(
             f"Load:                      {entry['count']} concurrent calls in {entry['concurrent_s']} s over one stdio "

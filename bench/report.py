@@ -12,7 +12,7 @@ from bench.measure import Overhead, Row, Sizes
 WALL_FACTOR = 1.25  # wall p50 may exceed the ideal (round trips x RTT) by this factor
 OVERHEAD_P50_MS = 5.0
 TEXT_BYTES_PER_RESULT = 500
-TOOLS_LIST_BYTES = 6 * 1024
+TOOLS_LIST_BYTES = 12 * 1024  # every read tool: search, get, thread, attachment, labels, changes
 COLD_START_S = 1.0
 
 
@@ -102,7 +102,8 @@ def print_report(
     sizes: Sizes,
     tools_list_bytes: int,
     elapsed_s: float,
-) -> None:
+) -> bool:
+    """Prints the tables; returns whether every target passed."""
     load = f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "?"
     print(
         f"Gmail MCP server over stdio (MCP {mode}), emulator RTT {rtt_ms:g} ms, demo mailbox, "
@@ -110,7 +111,13 @@ def print_report(
         "RT = sequential round trips seen by the emulator; ideal = the task's limit (search: list + batch = 2 RT, "
         "get: 1 RT) x RTT\n"
     )
-    print("\n".join(scenario_lines(rows, naive, rtt_ms)))
+    lines = scenario_lines(rows, naive, rtt_ms)
+    figures = figure_lines(overhead, cold_start_s, cold_runs, sizes, tools_list_bytes)
+    print("\n".join(lines))
     print()
-    print("\n".join(figure_lines(overhead, cold_start_s, cold_runs, sizes, tools_list_bytes)))
+    print("\n".join(figures))
+    failed = [line.split("  ")[0].strip() for line in [*lines, *figures] if line.endswith(_verdict(False))]
     print(f"\n(benchmark took {elapsed_s:.0f} s)")
+    if failed:
+        print(f"FAILED targets: {'; '.join(failed)}")
+    return not failed

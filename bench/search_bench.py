@@ -46,7 +46,7 @@ def scenarios() -> list[Scenario]:
     ]
 
 
-async def run(args: argparse.Namespace) -> None:
+async def run(args: argparse.Namespace) -> bool:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gmail-bench-") as scratch_dir:
         scratch = Path(scratch_dir)
@@ -55,7 +55,7 @@ async def run(args: argparse.Namespace) -> None:
             naive = measure_naive(slow, QUERY, K, runs=args.runs)
             overhead = await measure_overhead(fast, scenarios(), runs=max(args.runs, 50), mode=args.mode, log=scratch)
             cold, tools_list_bytes = cold_start(fast, runs=args.cold_runs)
-    print_report(
+    return print_report(
         rtt_ms=args.rtt_ms,
         runs=args.runs,
         mode=args.mode,
@@ -79,8 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.runs < 20:
         parser.error("--runs must be at least 20 (p95 needs them)")
-    asyncio.run(run(args))
-    return 0
+    return 0 if asyncio.run(run(args)) else 1
 
 
 if __name__ == "__main__":

@@ -20,21 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from server.errors import AuthError, GmailError, TransientError
+from server.gmail import scopes
 from server.gmail.errors import describe_refresh_failure, first_line
-from server.hints import auth_command, rerun_auth
-from server.runtime.config import GMAIL_READONLY_SCOPE, Settings
+from server.hints import quoted_auth_command, rerun_auth
+from server.runtime import cost
+from server.runtime.config import Settings
 from server.runtime.observability import get_logger
 
 log = get_logger("auth")
 
 # Scopes that include read access to messages and search. gmail.metadata cannot use `q` nor read bodies.
-SUFFICIENT_SCOPES = frozenset(
-    {
-        GMAIL_READONLY_SCOPE,
-        "https://www.googleapis.com/auth/gmail.modify",
-        "https://mail.google.com/",
-    }
-)
+SUFFICIENT_SCOPES = scopes.READ
 # Statuses google-auth would retry on its own (google.auth.transport.DEFAULT_RETRYABLE_STATUS_CODES).
 _TOKEN_ENDPOINT_RETRYABLE = frozenset({408, 429, 500, 503, 504})
 
@@ -53,6 +49,7 @@ def single_attempt_request(http: Any) -> Any:
     request = Request(http)
 
     def once(url: str, method: str = "GET", body: Any = None, headers: Any = None, **kwargs: Any) -> Any:
+        cost.record(token_requests=1)  # the tool call waiting for it pays for it (the warm-up's counts for none)
         response = request(url, method=method, body=body, headers=headers, **kwargs)
         if response.status in _TOKEN_ENDPOINT_RETRYABLE:
             raise google_exceptions.RefreshError(f"token endpoint answered HTTP {response.status}", retryable=True)
@@ -117,7 +114,7 @@ class TokenStore:
             self._credentials = None
             raise AuthError(
                 f"No Gmail token file at {self.path}.",
-                hint=f"Run `{auth_command()}` in a terminal (once, with a browser) to create it; the server picks "
+                hint=f"Run {quoted_auth_command()} in a terminal (once, with a browser) to create it; the server picks "
                 "it up without a restart.",
             ) from None
         except OSError as exc:
@@ -133,7 +130,7 @@ class TokenStore:
         except (ValueError, TypeError) as exc:
             raise AuthError(
                 f"The token file {self.path} is not a valid authorized-user token ({first_line(str(exc))}).",
-                hint=f"Delete it and run `{auth_command()}` again.",
+                hint=f"Delete it and run {quoted_auth_command()} again.",
             ) from None
         if self._settings.token_uri:
             # google-auth refreshes against the token_uri it was built with, not the file's: override it explicitly.
@@ -179,25 +176,25 @@ def read_token_info(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise AuthError(
             f"No Gmail token file at {path}.",
-            hint=f"Run `{auth_command()}` in a terminal (once, with a browser) to create it.",
+            hint=f"Run {quoted_auth_command()} in a terminal (once, with a browser) to create it.",
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise AuthError(
             f"Cannot read the token file {path}: {reason}.",
-            hint=f"Fix its permissions, or delete it and run `{auth_command()}` again.",
+            hint=f"Fix its permissions, or delete it and run {quoted_auth_command()} again.",
         ) from None
     try:
         info = json.loads(text)
     except json.JSONDecodeError:
         raise AuthError(
             f"The token file {path} is not valid JSON (corrupted or truncated).",
-            hint=f"Delete it and run `{auth_command()}` again.",
+            hint=f"Delete it and run {quoted_auth_command()} again.",
         ) from None
     if not isinstance(info, dict):
         raise AuthError(
             f"The token file {path} does not hold a JSON object.",
-            hint=f"Delete it and run `{auth_command()}` again.",
+            hint=f"Delete it and run {quoted_auth_command()} again.",
         )
     missing = [key for key in ("refresh_token", "client_id", "client_secret") if not info.get(key)]
     if missing:
@@ -205,13 +202,11 @@ def read_token_info(path: Path) -> dict[str, Any]:
             f"The token file {path} has no {', '.join(missing)}, so access cannot be renewed.",
             hint=rerun_auth() + " It always asks Google for a refresh token.",
         )
-    scopes = info.get("scopes")
-    if isinstance(scopes, str):
-        scopes = scopes.split()
-    if isinstance(scopes, list) and scopes and not SUFFICIENT_SCOPES.intersection(scopes):
+    granted = scopes.parse_granted(info.get("scopes"))
+    if granted and not scopes.covers(granted, SUFFICIENT_SCOPES):
         raise AuthError(
-            f"The token in {path} was granted too narrow a scope ({', '.join(map(str, scopes))}); "
-            f"reading and searching mail needs {GMAIL_READONLY_SCOPE}.",
+            f"The token in {path} was granted too narrow a scope ({', '.join(sorted(granted))}); "
+            f"reading and searching mail needs {scopes.READONLY}.",
             hint=rerun_auth("allow 'View your email messages and settings'"),
         )
     return info

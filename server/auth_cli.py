@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import socket
 import sys
@@ -68,7 +69,13 @@ def describe_consent_failure(exc: BaseException, *, wait_s: int = DEFAULT_WAIT_S
 
 
 def browser_available() -> bool:
-    """Whether `webbrowser` can open a page here (no display, no `BROWSER`, a bare server: it cannot)."""
+    """Whether a browser that can do Google's consent opens here. A Linux machine with no display offers only
+    console browsers (w3m, lynx: they would take over the terminal and cannot sign in), unless `BROWSER` names
+    one on purpose (`wslview` under WSL, say)."""
+    if sys.platform.startswith("linux") and not any(
+        os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")
+    ):
+        return False
     try:
         webbrowser.get()
     except webbrowser.Error:
@@ -227,7 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         return _fail(f"--scopes: {exc}")
 
-    settings = load_settings()
+    try:
+        settings = load_settings()
+    except ValueError as exc:  # a bad GMAIL_* variable or .env line: say which, not a traceback
+        return _fail(f"Invalid setting: {exc}")
     if args.credentials:
         settings = settings.with_overrides(credentials_path=Path(args.credentials).expanduser().resolve())
     if args.token:

@@ -1,4 +1,4 @@
-"""A terminal MCP client for this server: `python -m server.cli [--demo] search|get|tour ...`.
+"""A terminal MCP client for this server: `python -m server.cli [--demo] search|get|thread|attachment|labels|tour`.
 
 It starts `python -m server.main` as a subprocess and speaks MCP to it over stdio, exactly as Claude Desktop
 does, so every command exercises the whole stack. Without `--demo` it uses your real token, which makes it the
@@ -7,6 +7,8 @@ quickest check of a real set-up.
     python -m server.cli --demo tour
     python -m server.cli search "from:alice newer_than:30d" --max 5
     python -m server.cli get 18c2f0a1b2c3d4e5 --format metadata --json
+    python -m server.cli thread 18c2f0a1b2c3d4e5
+    python -m server.cli attachment 18c2f0a1b2c3d4e5 1
 """
 
 from __future__ import annotations
@@ -48,12 +50,18 @@ async def connect(demo: bool, verbose: bool) -> AsyncIterator[Any]:
     )
     with tempfile.TemporaryFile("w+", encoding="utf-8") as captured:
         errlog: TextIO = sys.stderr if verbose else captured
+        inside = False  # an exception raised by the caller's own code in the session is not the server's failure
         try:
             async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
+                inside = True
                 yield client
+                inside = False
         except Exception as exc:
             captured.seek(0)
-            raise ServerFailed(server_error_lines(captured.read()) or f"the server stopped ({exc!r:.200})") from None
+            reason = server_error_lines(captured.read())
+            if inside and not reason:
+                raise
+            raise ServerFailed(reason or f"the server stopped ({exc!r:.200})") from None
 
 
 def server_error_lines(stderr_text: str) -> str:
@@ -72,6 +80,17 @@ def server_error_lines(stderr_text: str) -> str:
     return "\n".join(lines[-5:])
 
 
+def describe_block(block: Any) -> str:
+    """A content block as a terminal shows it: text as is, an image or a resource link as one line."""
+    if block.type == "text":
+        return block.text
+    if block.type == "image":
+        return f"[image content: {block.mime_type}, {len(block.data) * 3 // 4:,} bytes]"
+    if block.type == "resource_link":
+        return f"[link: {block.uri}]"
+    return f"[{block.type} content]"
+
+
 def show(result: Any, as_json: bool, out: TextIO) -> bool:
     """Prints a tool result; returns False when it was an error. `--json` prints the whole result (isError, the
     error's category and hint in `_meta`, the structured content and the text)."""
@@ -79,8 +98,18 @@ def show(result: Any, as_json: bool, out: TextIO) -> bool:
         payload = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write("\n".join(block.text for block in result.content if hasattr(block, "text")) + "\n")
+        text = [describe_block(block) for block in result.content if block.type != "resource_link"]
+        links = [block for block in result.content if block.type == "resource_link"]
+        if links:
+            text.append(f"[{len(links)} resource links: {links[0].uri}, ...]")
+        out.write("\n".join(text) + "\n")
     return not result.is_error
+
+
+async def call_and_show(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:
+    async with connect(args.demo, args.verbose) as client:
+        result = await client.call_tool(tool, arguments)
+    return 0 if show(result, args.json, sys.stdout) else 1
 
 
 def search_arguments(args: argparse.Namespace) -> dict[str, Any]:
@@ -95,9 +124,7 @@ def search_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def run_search(args: argparse.Namespace) -> int:
-    async with connect(args.demo, args.verbose) as client:
-        result = await client.call_tool("gmail_search_messages", search_arguments(args))
-    return 0 if show(result, args.json, sys.stdout) else 1
+    return await call_and_show(args, "gmail_search_messages", search_arguments(args))
 
 
 async def run_get(args: argparse.Namespace) -> int:
@@ -106,9 +133,27 @@ async def run_get(args: argparse.Namespace) -> int:
         arguments["max_body_chars"] = args.max_body_chars
     if args.offset:
         arguments["offset"] = args.offset
-    async with connect(args.demo, args.verbose) as client:
-        result = await client.call_tool("gmail_get_message", arguments)
-    return 0 if show(result, args.json, sys.stdout) else 1
+    return await call_and_show(args, "gmail_get_message", arguments)
+
+
+async def run_thread(args: argparse.Namespace) -> int:
+    arguments: dict[str, Any] = {"thread_id": args.thread_id, "format": args.format}
+    if args.message_range:
+        arguments["message_range"] = args.message_range
+    return await call_and_show(args, "gmail_get_thread", arguments)
+
+
+async def run_attachment(args: argparse.Namespace) -> int:
+    arguments: dict[str, Any] = {"message_id": args.message_id, "attachment": args.attachment}
+    if args.offset:
+        arguments["offset"] = args.offset
+    if args.save:
+        arguments["save"] = True
+    return await call_and_show(args, "gmail_read_attachment", arguments)
+
+
+async def run_labels(args: argparse.Namespace) -> int:
+    return await call_and_show(args, "gmail_list_labels", {"labels": args.label} if args.label else {})
 
 
 TOUR_SEARCHES: list[tuple[str, dict[str, Any]]] = [
@@ -142,16 +187,62 @@ async def run_tour(args: argparse.Namespace) -> int:
                 return 1
             messages = (result.structured_content or {}).get("messages") or []
             first_id = first_id or (messages[0]["id"] if messages else None)
+        steps: list[tuple[str, str, dict[str, Any]]] = []
         if first_id:
-            arguments = {"message_id": first_id, "max_body_chars": 1200}
-            out.write(f"\n{RULE}\n▶ Reading the newest inbox message\n  gmail_get_message {json.dumps(arguments)}\n\n")
-            result = await client.call_tool("gmail_get_message", arguments)
+            steps.append(
+                (
+                    "Reading the newest inbox message",
+                    "gmail_get_message",
+                    {"message_id": first_id, "max_body_chars": 1200},
+                )
+            )
+        reading, lookups = await tour_reading_steps(client)
+        calls += lookups
+        for title, tool, arguments in steps + reading:
+            out.write(f"\n{RULE}\n▶ {title}\n  {tool} {json.dumps(arguments, ensure_ascii=False)}\n\n")
+            result = await client.call_tool(tool, arguments)
             calls += 1
             if not show(result, args.json, out):
                 return 1
     out.write(f"\n{RULE}\nDone: {calls} tool calls in {time.perf_counter() - started:.1f} s. ")
     out.write("Connect your assistant next: see README 'Use it from Claude Desktop'.\n")
     return 0
+
+
+async def tour_reading_steps(client: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], int]:
+    """A conversation and an attachment of it, found by a search (the demo's Lisbon offsite thread; on a real
+    mailbox, the newest thread with an attachment), then the labels; and the number of look-up calls made."""
+    steps: list[tuple[str, str, dict[str, Any]]] = []
+    lookups = 0
+    for query in ("subject:Lisbon offsite has:attachment", "has:attachment newer_than:30d"):
+        lookups += 1
+        found = await client.call_tool("gmail_search_messages", {"query": query, "max_results": 1})
+        messages = (found.structured_content or {}).get("messages") or []
+        if messages:
+            break
+    if messages:
+        message_id, thread_id = messages[-1]["id"], messages[-1]["thread_id"]
+        steps.append(
+            (
+                "A whole conversation, each message's own words",
+                "gmail_get_thread",
+                {"thread_id": thread_id, "max_body_chars_per_message": 600},
+            )
+        )
+        lookups += 1
+        listed = await client.call_tool("gmail_get_message", {"message_id": message_id})
+        attachments = (listed.structured_content or {}).get("attachments") or []
+        if attachments:
+            part = attachments[0]["part_id"]
+            steps.append(
+                (
+                    "An attachment, read as text",
+                    "gmail_read_attachment",
+                    {"message_id": message_id, "attachment": part, "max_chars": 1500},
+                )
+            )
+    steps.append(("Labels and their counts", "gmail_list_labels", {"labels": ["INBOX", "STARRED", "UNREAD"]}))
+    return steps, lookups
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -161,7 +252,12 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     for target, default in ((parser, False), (common, argparse.SUPPRESS)):
         target.add_argument("--demo", action="store_true", default=default, help="use the bundled demo mailbox")
-        target.add_argument("--json", action="store_true", default=default, help="print the raw structured result")
+        target.add_argument(
+            "--json",
+            action="store_true",
+            default=default,
+            help="print the whole MCP result as JSON (isError, the error's category and hint in _meta, content)",
+        )
         target.add_argument("--verbose", action="store_true", default=default, help="show the server's stderr log")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -180,7 +276,24 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument("--offset", type=int)
     get.set_defaults(run=run_get)
 
-    tour = commands.add_parser("tour", parents=[common], help="a short guided run through both tools")
+    thread = commands.add_parser("thread", parents=[common], help="read a whole conversation")
+    thread.add_argument("thread_id")
+    thread.add_argument("--format", choices=["full", "metadata"], default="full")
+    thread.add_argument("--message-range", help='e.g. "1-10"')
+    thread.set_defaults(run=run_thread)
+
+    attachment = commands.add_parser("attachment", parents=[common], help="read an attachment as text")
+    attachment.add_argument("message_id")
+    attachment.add_argument("attachment", help="part id (from get) or file name")
+    attachment.add_argument("--offset", type=int)
+    attachment.add_argument("--save", action="store_true", help="also save it (needs GMAIL_MCP_DOWNLOAD_DIR)")
+    attachment.set_defaults(run=run_attachment)
+
+    labels = commands.add_parser("labels", parents=[common], help="list labels with counts")
+    labels.add_argument("--label", action="append", help="only this label (repeatable)")
+    labels.set_defaults(run=run_labels)
+
+    tour = commands.add_parser("tour", parents=[common], help="a short guided run through the tools")
     tour.set_defaults(run=run_tour)
     return parser
 

@@ -18,14 +18,24 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from server.errors import GmailError, InternalError, RateLimitedError, TransientError, UnknownOutcomeError
+from server.errors import GmailError, RateLimitedError, TransientError
+from server.gmail.batch_parts import ALONGSIDE_ID, ListAlongside, MakePart, batch_name, patience
 from server.gmail.batch_size import AdaptiveBatchSize
 from server.gmail.errors import not_json, translate
-from server.gmail.quota import UNITS_GET, UNITS_HISTORY, UNITS_LIST, UNITS_PROFILE, QuotaLimiter
+from server.gmail.quota import (
+    UNITS_ATTACHMENT,
+    UNITS_GET,
+    UNITS_HISTORY,
+    UNITS_LABEL,
+    UNITS_LIST,
+    UNITS_PROFILE,
+    UNITS_THREAD,
+    QuotaLimiter,
+)
 from server.gmail.retry import RetryPolicy, run_with_retries
 from server.gmail.sessions import CredentialSource, Session, SessionPool, default_http, prepare_stack
-from server.gmail.single_attempt import SingleAttemptUnavailable, single_attempt_error, single_attempt_http
-from server.gmail.write_endpoints import WriteEndpoints, WriteListener
+from server.gmail.single_attempt import single_attempt_http
+from server.gmail.write_endpoints import WriteEndpoints
 from server.runtime import cost
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
@@ -35,19 +45,13 @@ T = TypeVar("T")
 HISTORY_TYPES = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
 
 
-def _patience(error: GmailError) -> tuple[bool, float]:
-    """Orders retryable errors by how long they ask to wait: rate limits first, then the longest Retry-After."""
-    return isinstance(error, RateLimitedError), error.retry_after_s or 0.0
-
-
 def _empty_is_done(response: Any) -> Any:
-    """Calls Gmail answers with an empty body (204: batchModify, drafts.delete) come back as b"" from the library
-    (no response schema, raw model): that is success with nothing to say."""
+    """An empty 204 answer (batchModify, drafts.delete) comes back as b"": success with nothing to say."""
     return {} if response in (b"", "", None) else response
 
 
 class GmailClient(WriteEndpoints):
-    """Typed access to the few Gmail endpoints the tools need, with retries and error mapping.
+    """Typed access to the Gmail endpoints the tools need, with retries and error mapping (writes: the mixin).
 
     Args:
         settings: endpoint, timeout and backoff scale.
@@ -55,10 +59,9 @@ class GmailClient(WriteEndpoints):
         sleep: injected so tests assert backoff sequences without waiting.
         rand: the jitter source of retry waits, in [0, 1) (tests pass a constant).
         http_factory: builds a fresh `httplib2.Http`-compatible object per session (tests pass HttpMockSequence).
-        single_attempt_factory: the Http of one never-repeated request (a send); default: a fresh
-            `SingleAttemptHttp`, or `http_factory` when tests pass one.
         clock: wall-clock seconds, used to turn "Retry after <time>" into a wait.
         batch_size: how many calls go in one batch request (per account: Gmail's concurrency limit is per user).
+        single_attempt_factory: the Http of a never-repeated request (default: a fresh `SingleAttemptHttp`).
     """
 
     def __init__(
@@ -89,7 +92,6 @@ class GmailClient(WriteEndpoints):
         self._single_attempt_factory = (
             single_attempt_factory or http_factory or (lambda: single_attempt_http(settings.request_timeout_s))
         )
-        self._write_listeners: list[WriteListener] = []
 
     # -- public API -------------------------------------------------------------------------------------------
 
@@ -118,37 +120,59 @@ class GmailClient(WriteEndpoints):
         return self._call(f"messages.get({fmt})", lambda session: session.messages.get(**params))
 
     def get_messages_metadata(
-        self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
+        self,
+        message_ids: Sequence[str],
+        *,
+        headers: Sequence[str],
+        fields: str | None = None,
+        alongside: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
         """messages.get(format=metadata) for many ids, in batch requests of the adaptive size.
 
         Parts that fail with a retryable error are retried together in follow-up batches under the same
         policy; whatever still fails comes back as a GmailError in place of its resource, never raised.
+        `alongside` rides in the first batch, once (it is never retried).
         """
-        results: dict[str, dict[str, Any] | GmailError] = {}
-        pending, attempts = list(dict.fromkeys(message_ids)), 0
+        params: dict[str, Any] = {"userId": "me", "format": "metadata", "metadataHeaders": list(headers)}
+        if fields:
+            params["fields"] = fields
+        return self._batch_get(
+            "messages.get(metadata)",
+            message_ids,
+            lambda session, message_id: session.messages.get(id=message_id, **params),
+            units=UNITS_GET,
+            alongside=alongside,
+        )
 
-        def attempt() -> None:
-            nonlocal pending, attempts
-            retry_count, attempts = attempts, attempts + 1
-            for chunk in self.batch_size.chunks(pending):
-                results.update(self._metadata_batch_once(chunk, headers, fields, retry_count=retry_count))
-            failed = [results[message_id] for message_id in pending if isinstance(results[message_id], GmailError)]
-            for error in failed:
-                error.retry_count = retry_count
-            retryable = [error for error in failed if isinstance(error, GmailError) and error.retryable]
-            if retryable:
-                pending = [message_id for message_id in pending if results[message_id] in retryable]
-                log.warning(
-                    "retrying failed batch parts",
-                    extra={"endpoint": "messages.get(batch)", "parts": len(pending), "retry_count": attempts},
-                )
-                raise max(retryable, key=_patience)
+    def get_thread(
+        self, thread_id: str, *, fmt: str = "full", metadata_headers: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        """threads.get: every message of a conversation (sent mail included) in one request, oldest first."""
+        params: dict[str, Any] = {"userId": "me", "id": thread_id, "format": fmt}
+        if metadata_headers and fmt == "metadata":
+            params["metadataHeaders"] = list(metadata_headers)
+        return self._call(f"threads.get({fmt})", lambda session: session.threads.get(**params), units=UNITS_THREAD)
 
-        if pending:
-            with contextlib.suppress(GmailError):  # each part that still failed holds its own error in `results`
-                self._retrying(attempt, "batch")
-        return results
+    def get_attachment(self, message_id: str, attachment_id: str) -> dict[str, Any]:
+        """messages.attachments.get: `{"size", "data"}` (base64url) of one part stored apart from the message."""
+        return self._call(
+            "attachments.get",
+            lambda session: session.attachments.get(userId="me", messageId=message_id, id=attachment_id),
+            units=UNITS_ATTACHMENT,
+        )
+
+    def list_labels(self) -> dict[str, Any]:
+        """labels.list: `{"labels": [{"id", "name", "type", ...}]}` (no counts: those come from labels.get)."""
+        return self._call("labels.list", lambda session: session.labels.list(userId="me"), units=UNITS_LABEL)
+
+    def get_labels(self, label_ids: Sequence[str]) -> dict[str, dict[str, Any] | GmailError]:
+        """labels.get (with message and thread counts) for many labels, batched like message metadata."""
+        return self._batch_get(
+            "labels.get",
+            label_ids,
+            lambda session, label_id: session.labels.get(userId="me", id=label_id),
+            units=UNITS_LABEL,
+        )
 
     def get_profile(self) -> dict[str, Any]:
         """users.getProfile: `{"emailAddress", "messagesTotal", "threadsTotal", "historyId"}`."""
@@ -211,50 +235,6 @@ class GmailClient(WriteEndpoints):
 
         return self._retrying(attempt, endpoint)
 
-    def _call_once(self, endpoint: str, make_request: Callable[[Session], Any], units: int) -> dict[str, Any]:
-        """Exactly one attempt on a fresh connection, never repeated (see `gmail/single_attempt.py`).
-
-        Before the request is written (token refresh, connecting) a failure means nothing happened: the usual
-        error. After it, a reset, a timeout, a connection closed without an answer or a 5xx answer mean Gmail
-        may have acted: UnknownOutcomeError. A 4xx answer is Gmail refusing: mapped as usual.
-        """
-        from google_auth_httplib2 import AuthorizedHttp
-
-        from server.auth import single_attempt_request
-
-        self._quota.acquire(units)
-        try:
-            http = self._single_attempt_factory()
-        except SingleAttemptUnavailable as exc:
-            raise InternalError(
-                f"{endpoint} was not attempted: this httplib2 version cannot be made to try a request only once "
-                f"({exc}), and a repeated send could mail twice.",
-                hint="Install the httplib2 version in requirements.txt (pip install -r requirements.txt).",
-            ) from None
-        with self._sessions.checkout() as session:  # a valid access token, and the resource objects
-            cost.record_request(units)
-            authorized = AuthorizedHttp(session.credentials, http=http)
-            authorized._request = single_attempt_request(http)
-            started = time.perf_counter()
-            try:
-                response = _empty_is_done(make_request(session).execute(http=authorized, num_retries=0))
-                if not isinstance(response, dict):
-                    raise UnknownOutcomeError(f"Gmail's answer to {endpoint} was not JSON; it may have been done.")
-            except Exception as exc:
-                error = single_attempt_error(exc, endpoint, self._map_exception)
-                self._log_request(endpoint, started, error, single_attempt=True)
-                log.error(
-                    "single-attempt request failed",
-                    extra={"endpoint": endpoint, "category": error.code, "gmail_api_status": error.status},
-                )
-                raise error from exc
-            finally:
-                close = getattr(http, "close", None)
-                if callable(close):
-                    close()
-        self._log_request(endpoint, started, single_attempt=True)
-        return response
-
     def _retrying(self, attempt: Callable[[], T], endpoint: str) -> T:
         return run_with_retries(
             attempt, policy=self._policy, sleep=self._sleep, rand=self._rand, on_retry=self._on_retry(endpoint)
@@ -290,33 +270,95 @@ class GmailClient(WriteEndpoints):
 
     # -- batches ------------------------------------------------------------------------------------------------
 
-    def _metadata_batch_once(
-        self, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
+    def _batch_get(
+        self,
+        endpoint: str,
+        ids: Sequence[str],
+        make_part: MakePart,
+        *,
+        units: int,
+        alongside: ListAlongside | None = None,
+    ) -> dict[str, dict[str, Any] | GmailError]:
+        """One GET per id (`make_part(session, id)`) in batch requests of the adaptive size, under the one retry
+        loop: parts that failed retryably go again together; what still fails stays in the results as its error."""
+        results: dict[str, dict[str, Any] | GmailError] = {}
+        pending, attempts = list(dict.fromkeys(ids)), 0
+
+        def attempt() -> None:
+            nonlocal pending, attempts
+            retry_count, attempts = attempts, attempts + 1
+            remaining = list(pending)
+            while remaining:  # sized batch by batch: a rate-limited answer shrinks the very next one
+                size = self.batch_size.size
+                first = retry_count == 0 and len(remaining) == len(pending)
+                chunk, remaining = remaining[:size], remaining[size:]
+                extra = alongside if first else None
+                results.update(
+                    self._batch_once(endpoint, chunk, make_part, units, retry_count=retry_count, extra=extra)
+                )
+            failed = [results[key] for key in pending if isinstance(results[key], GmailError)]
+            for error in failed:
+                error.retry_count = retry_count
+            retryable = [error for error in failed if isinstance(error, GmailError) and error.retryable]
+            if retryable:
+                pending = [key for key in pending if results[key] in retryable]
+                log.warning(
+                    "retrying failed batch parts",
+                    extra={"endpoint": batch_name(endpoint), "parts": len(pending), "retry_count": attempts},
+                )
+                raise max(retryable, key=patience)
+
+        if pending:
+            with contextlib.suppress(GmailError):  # each part that still failed holds its own error in `results`
+                self._retrying(attempt, "batch")
+        return results
+
+    def _batch_once(
+        self,
+        endpoint: str,
+        ids: list[str],
+        make_part: MakePart,
+        units_each: int,
+        *,
+        retry_count: int,
+        extra: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
         """One batch request; a batch that fails as a whole gives its error to each of its parts."""
-        self._quota.acquire(UNITS_GET * len(message_ids))  # each part of a batch costs its own units
+        units = units_each * len(ids) + (UNITS_LIST if extra else 0)  # each part costs its own units
+        self._quota.acquire(units)
         try:
             with self._sessions.checkout() as session:
-                cost.record_request(UNITS_GET * len(message_ids), retry=retry_count > 0)
-                outcome = self._metadata_batch_on(session, message_ids, headers, fields, retry_count=retry_count)
+                cost.record_request(units, retry=retry_count > 0)
+                outcome = self._batch_on(session, endpoint, ids, make_part, retry_count=retry_count, extra=extra)
         except GmailError as error:
-            return dict.fromkeys(message_ids, error)
+            return dict.fromkeys(ids, error)
+        listed = outcome.pop(ALONGSIDE_ID, None)
+        if extra is not None and isinstance(listed, dict):
+            extra.deliver(listed)
         limited = sum(isinstance(result, RateLimitedError) for result in outcome.values())
-        self.batch_size.record(sent=len(message_ids), rate_limited=limited)
+        self.batch_size.record(sent=len(ids), rate_limited=limited)
         return outcome
 
-    def _metadata_batch_on(
-        self, session: Session, message_ids: list[str], headers: Sequence[str], fields: str | None, *, retry_count: int
+    def _batch_on(
+        self,
+        session: Session,
+        endpoint: str,
+        ids: list[str],
+        make_part: MakePart,
+        *,
+        retry_count: int,
+        extra: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
-        from server.gmail.batch import LeanBatchHttpRequest, is_compatible  # BatchHttpRequest minus email's CPU
+        from server.gmail.batch import LeanBatchHttpRequest, is_compatible, requests_per_id
 
         outcome: dict[str, dict[str, Any] | GmailError] = {}
+        name = batch_name(endpoint)
 
         def collect(request_id: str, response: Any, exception: Exception | None) -> None:
             if exception is None:
-                outcome[request_id] = response if isinstance(response, dict) else not_json("messages.get(batch)")
+                outcome[request_id] = response if isinstance(response, dict) else not_json(name)
             else:
-                outcome[request_id] = self._map_exception(exception, "messages.get(metadata)")
+                outcome[request_id] = self._map_exception(exception, endpoint)
 
         batch_uri = f"{self._settings.endpoint}/batch/gmail/v1"
         if is_compatible():
@@ -325,33 +367,27 @@ class GmailClient(WriteEndpoints):
             from googleapiclient.http import BatchHttpRequest
 
             batch = BatchHttpRequest(callback=collect, batch_uri=batch_uri)
-        messages = session.messages
-        for message_id in message_ids:
-            params: dict[str, Any] = {
-                "userId": "me",
-                "id": message_id,
-                "format": "metadata",
-                "metadataHeaders": list(headers),
-            }
-            if fields:
-                params["fields"] = fields
-            batch.add(messages.get(**params), request_id=message_id)
+        # The discovery machinery runs once for all parts (batch.requests_per_id): it is a search's largest CPU cost.
+        requests = requests_per_id(lambda key: make_part(session, key), ids)
+        for key, request in zip(ids, requests, strict=True):
+            batch.add(request, request_id=key)
+        if extra is not None:
+            batch.add(extra.request(session), request_id=ALONGSIDE_ID)
+        parts = len(ids) + (extra is not None)
         started = time.perf_counter()
         try:
             batch.execute(http=session.http)
         except Exception as exc:
             error = self._map_exception(exc, "batch")
-            self._log_request("messages.get(batch)", started, error, parts=len(message_ids), retry_count=retry_count)
+            self._log_request(name, started, error, parts=parts, retry_count=retry_count)
             raise error from exc
         failed = [result for result in outcome.values() if isinstance(result, GmailError)]
         for error in failed:
             if isinstance(error, RateLimitedError):
                 self._metrics.record_rate_limited()
-        self._log_request(
-            "messages.get(batch)", started, parts=len(message_ids), failed_parts=len(failed), retry_count=retry_count
-        )
-        for message_id in message_ids:  # a part the server never answered counts as a transient failure
-            outcome.setdefault(message_id, TransientError("Gmail's batch answer had no part for this message."))
+        self._log_request(name, started, parts=parts, failed_parts=len(failed), retry_count=retry_count)
+        for key in ids:  # a part the server never answered counts as a transient failure
+            outcome.setdefault(key, TransientError("Gmail's batch answer had no part for this request."))
         return outcome
 
     # -- error mapping: the one table is gmail/errors.py --------------------------------------------------------

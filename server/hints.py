@@ -16,8 +16,7 @@ _AUTH_SCRIPT = Path(__file__).resolve().with_name("auth_cli.py")
 
 
 def _quote(part: str) -> str:
-    # Windows paths keep their backslashes; only a path with spaces needs quotes, and double quotes work in
-    # cmd, PowerShell and POSIX shells alike.
+    # Windows paths keep their backslashes; only a path with spaces needs double quotes (cmd and PowerShell).
     if sys.platform == "win32":
         return f'"{part}"' if " " in part else part
     return shlex.quote(part)
@@ -34,15 +33,25 @@ def auth_command(*args: str) -> str:
     return " ".join(_quote(part) for part in [*parts, *args])
 
 
+def quoted_auth_command(*args: str) -> str:
+    """The command in backticks, for a sentence. PowerShell reads a line that starts with a quoted path as a
+    string, not a command (`& "C:\\Users\\A B\\...python.exe" ...` runs it), and cmd refuses that `&`: a quoted
+    Windows command comes with its PowerShell form too."""
+    command = auth_command(*args)
+    if command.startswith('"'):
+        return f"`{command}` (PowerShell: `& {command}`)"
+    return f"`{command}`"
+
+
 def run_auth(purpose: str = "to authorize Gmail access", *args: str) -> str:
     """`Run `<command>` in a terminal <purpose>, then retry.`"""
-    return f"Run `{auth_command(*args)}` in a terminal {purpose}, then retry."
+    return f"Run {quoted_auth_command(*args)} in a terminal {purpose}, then retry."
 
 
 def rerun_auth(what_to_allow: str = "", *args: str) -> str:
     """`Re-run `<command>`` plus what to allow on Google's consent screen."""
     tail = f" and {what_to_allow}" if what_to_allow else ""
-    return f"Re-run `{auth_command(*args)}`{tail}."
+    return f"Re-run {quoted_auth_command(*args)}{tail}."
 
 
 NEW_CLIENT_FILE = (

@@ -1,8 +1,9 @@
 """Entry point: `python -m server.main` serves the Gmail tools over stdio (MCP).
 
-    python -m server.main            serve the user's Gmail (token from `python server/auth_cli.py`)
+    python -m server.main            serve the user's Gmail (token from `server/auth_cli.py`, run once)
     python -m server.main --demo     serve the bundled demo mailbox through a local Gmail emulator
-    python -m server.main --check    diagnose the set-up (credentials, token, refresh, Gmail) and exit
+    python -m server.main --check    diagnose the set-up (credentials, token, refresh, Gmail): a checklist on stdout
+    python -m server.main --enable G turn on a group of write tools (also GMAIL_MCP_WRITE_TOOLS)
 
 stdout carries only the MCP protocol; logs are JSON lines on stderr.
 """
@@ -146,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         setup_logging("INFO")
         log.error("invalid setting", extra={"detail": str(exc)})
+        if args.check:  # the checklist's reader looks at stdout
+            print(f"[fail] invalid setting: {exc}")
         return 2
     # --check prints a checklist for a person: its log lines would only interleave with it, unless asked for.
     setup_logging(settings.log_level if args.verbose or not args.check else "QUIET")

@@ -8,20 +8,24 @@ a toolset that writes is `opt_in`, offered only when the person enabled it in co
 is listed only when the account's token holds one of its scopes.
 
 Handlers are plain functions `(ToolContext, validated input) -> result model`; they never see the MCP SDK
-(`server/protocol/` adapts them) and reach Gmail only through `ctx.gmail` (`server/gmail/interface.py`). A handler
-whose action needs the person's explicit yes (sending mail) returns a `ConfirmationRequest` instead: the
-dispatcher asks the person the way the client allows and runs the second phase only on an explicit accept.
+(`server/protocol/` adapts them) and reach Gmail only through `ctx.gmail` (`server/gmail/interface.py`). Besides
+its text, a tool may add content blocks (`blocks`): an image, or links to resources; the dispatcher turns these
+neutral descriptions into the SDK's content types. A handler whose action needs the person's explicit yes
+(sending mail) returns a `ConfirmationRequest` instead: the dispatcher asks the person the way the client allows
+and runs the second phase only on an explicit accept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
 from server.gmail import scopes
+from server.gmail.account_cache import AccountCache
 from server.gmail.interface import GmailApi
 from server.runtime.observability import Metrics
 from server.runtime.write_safety import WriteSafety
@@ -37,7 +41,14 @@ class ToolContext:
     enrich_top_k: int
     metrics: Metrics
     account: str = DEFAULT_ACCOUNT
-    safety: WriteSafety = field(default_factory=WriteSafety)  # dry run, confirmations, send limit, audit
+    download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: where attachments may be saved; None: never
+    thread_max_chars: int = 60_000  # GMAIL_MCP_THREAD_MAX_CHARS: bound on one gmail_get_thread answer
+    cache: AccountCache = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+    safety: WriteSafety = field(default_factory=WriteSafety, compare=False)  # dry run, confirmations, limit, audit
+
+    def __post_init__(self) -> None:
+        if self.cache is None:  # one per context, so it lives as long as the account's context (the session)
+            object.__setattr__(self, "cache", AccountCache(self.gmail))
 
     # A ready context is its own source: tests and single-account embeddings pass one straight to the server.
     def context_for(self, account: str | None) -> ToolContext:
@@ -45,6 +56,9 @@ class ToolContext:
 
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         return None
+
+    def warm_up(self) -> None:
+        """Nothing to prepare: a ready context (tests, embeddings) sends no request it was not asked for."""
 
 
 class ContextSource(Protocol):
@@ -54,6 +68,10 @@ class ContextSource(Protocol):
 
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         """The scopes the account's token holds; None when unknown (no token yet)."""
+        ...
+
+    def warm_up(self) -> None:
+        """Prepares what the first tool call would wait for; called once per session, off the event loop."""
         ...
 
 
@@ -91,6 +109,31 @@ READ_ONLY = Annotations()
 
 
 @dataclass(frozen=True)
+class ImageBlock:
+    """An image for a model that can see (MCP image content)."""
+
+    data: bytes
+    mime_type: str
+
+
+@dataclass(frozen=True)
+class LinkBlock:
+    """A link to a resource this server can read (MCP resource_link content)."""
+
+    uri: str
+    name: str
+    title: str | None = None
+    mime_type: str | None = None
+
+
+Block = ImageBlock | LinkBlock
+
+
+def no_blocks(_result: Any) -> Sequence[Block]:
+    return ()
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     name: str
     title: str
@@ -101,6 +144,7 @@ class ToolSpec:
     render: Callable[[Any], str]
     annotations: Annotations = READ_ONLY
     scopes: frozenset[str] = scopes.READ  # any one of these, granted, lets the tool work
+    blocks: Callable[[Any], Sequence[Block]] = no_blocks  # content after the text: images, resource links
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,17 @@ Entry points (the tools layer calls exactly these):
     parse_addresses, header_value, to_iso_date, slice_body, strip_quoted_reply
 
 Everything is total: any input shape gives a result, never an exception. The work is split over small modules:
-`mime_walk` (part tree and body choice), `charsets` (bytes and RFC 2047/2231), `html_text` (HTML to text),
-`calendar_text` (invites), `raw_message` (RFC 2822 bytes to a payload tree), `text_tidy` (final clean-up),
-`body_slice` (bounds).
+`mime/walk.py` (part tree and body choice), `mime/part.py` (part payloads), `mime/raw.py` (RFC 2822 bytes to a
+payload tree), `mime/tnef.py` (winmail.dat), `text/charsets.py` (bytes and RFC 2047/2231), `text/html_text.py`
+(HTML to text), `text/calendar_text.py` (invites), `text/tidy.py` (final clean-up), `text/body_slice.py` (bounds),
+`text/quotes.py` (quoted reply history).
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_tz
@@ -74,7 +76,7 @@ class ParsedMessage:
     notes: tuple[str, ...]
 
 
-def parse_message(resource: dict) -> ParsedMessage:
+def parse_message(resource: dict, *, attachment_bytes: Mapping[str, bytes] | None = None) -> ParsedMessage:
     """Parse a users.messages.get resource in `full`, `metadata` or `minimal` format.
 
     The body is read only when the payload carries one (`body` or `parts`): `metadata` and `minimal` resources
@@ -82,6 +84,9 @@ def parse_message(resource: dict) -> ParsedMessage:
 
     Args:
         resource: The decoded JSON resource (any shape is tolerated).
+        attachment_bytes: Optional bytes of attachments fetched separately, by attachment id. Only a winmail.dat
+            (Outlook TNEF) is read from them: `full` resources never carry its bytes, and its text may be the
+            only body the message has.
 
     Returns:
         The parsed message; never raises.
@@ -90,7 +95,7 @@ def parse_message(resource: dict) -> ParsedMessage:
     if "payload" not in resource and isinstance(resource.get("raw"), str):
         return parse_raw_message(resource)
     try:
-        return _parse(resource, resource.get("payload"))
+        return _parse(resource, resource.get("payload"), attachment_bytes=attachment_bytes)
     except Exception as exc:  # the walk is total by design (property-tested); this is the last line of defence
         return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
 
@@ -113,7 +118,12 @@ def parse_raw_message(resource: dict) -> ParsedMessage:
         return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
 
 
-def _parse(resource: dict, payload: object, note: str | None = None) -> ParsedMessage:
+def _parse(
+    resource: dict,
+    payload: object,
+    note: str | None = None,
+    attachment_bytes: Mapping[str, bytes] | None = None,
+) -> ParsedMessage:
     payload_dict = payload if isinstance(payload, dict) else {}
     raw_headers = first_headers(payload_dict.get("headers"))
     headers = {name: decode_header_value(value) for name, value in raw_headers.items()}
@@ -124,7 +134,7 @@ def _parse(resource: dict, payload: object, note: str | None = None) -> ParsedMe
     body_source = "none"
     attachments: tuple[AttachmentInfo, ...] = ()
     if note is None and ("body" in payload_dict or "parts" in payload_dict):
-        walk = walk_payload(payload_dict)
+        walk = walk_payload(payload_dict, attachment_bytes)
         body_text, body_html, body_source = walk.text, walk.html, walk.source
         attachments = tuple(walk.attachments)
         notes += walk.notes

@@ -23,8 +23,8 @@ DEMO_OWNER_NAME: str = "Alex Chen"
 NEWEST_DATE: datetime = datetime(2026, 11, 20, 1, 45, tzinfo=timezone.utc)
 BASE_DATE: datetime = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
 
-MESSAGE_COUNT = 86
-VISIBLE_COUNT = 79  # not Spam, not Trash
+MESSAGE_COUNT = 94
+VISIBLE_COUNT = 87  # not Spam, not Trash
 # X-Gmail-Labels names (Takeout spelling) -> number of messages carrying them. Every message has either
 # "Opened" (read) or "Unread".
 LABEL_COUNTS: dict[str, int] = {
@@ -35,22 +35,22 @@ LABEL_COUNTS: dict[str, int] = {
     "Family": 5,
     "Family/Kids": 3,
     "Important": 10,
-    "Inbox": 59,
-    "Opened": 71,
+    "Inbox": 66,
+    "Opened": 78,
     "Project Phoenix": 11,
     "Receipts": 6,
-    "Sent": 9,
+    "Sent": 10,
     "Spam": 4,
-    "Starred": 9,
+    "Starred": 10,
     "Trash": 3,
-    "Travel": 6,
-    "Unread": 15,
-    "Work": 21,
+    "Travel": 14,
+    "Unread": 16,
+    "Work": 29,
 }
-INBOX_AND_STARRED_COUNT = 7  # label_ids=["INBOX", "STARRED"]; two more starred messages are not in the inbox
+INBOX_AND_STARRED_COUNT = 8  # label_ids=["INBOX", "STARRED"]; two more starred messages are not in the inbox
 # Visible messages younger than N days, measured from the newest message. No message lies within two hours
 # of these edges, so `newer_than:Nd` gives these counts after --rebase-dates too.
-RECENT_COUNTS: dict[int, int] = {1: 5, 3: 11, 7: 20, 30: 41}
+RECENT_COUNTS: dict[int, int] = {1: 5, 3: 11, 7: 20, 30: 49}
 
 # The spec's manual checks: `subject:test meeting` and `from:example@gmail.com`.
 KNOWN_SENDER = "example@gmail.com"  # Sam Rivera, a friend; a spam spoofs this address, a trashed mail is his
@@ -133,6 +133,11 @@ NOTABLE: dict[str, Notable] = {
         "Passport renewal appointment Dec 3, 10:15 - bring photo + old passport",
         "<CATE+tjCcqiBxS2s7NECiYrpaizslv7zBvceJaxqYQv@mail.gmail.com>",
     ),
+    "offsite-1": Notable("Lisbon offsite: venue, agenda and budget", "<30ebb3bccc05d1a0d56e55f9@example.org>"),
+    "offsite-4": Notable("Re: Lisbon offsite: venue, agenda and budget", "<e56145bb2e5927097702776e@example.org>"),
+    "offsite-6": Notable("Re: Lisbon offsite: venue, agenda and budget", "<ec71d0d4bc1d7ebc9b4282ef@example.com>"),
+    "offsite-7": Notable("Re: Lisbon offsite: venue, agenda and budget", "<9ac404cdcee3b7df33c6dcd1@example.org>"),
+    "offsite-8": Notable("Re: Lisbon offsite: venue, agenda and budget", "<278050b57d7057b470d6f620@fr.example.com>"),
     "spam-helpdesk": Notable(
         "URGENT: test meeting invitation - verify your mailbox now",
         "<6fa1a4058f48ac368f5eca79@secure-login.example.net>",
@@ -150,3 +155,13 @@ NOTABLE: dict[str, Notable] = {
 }
 # The 60 KB plain-text body, for truncation and offset tests.
 LONG_MESSAGE_KEY = "phx-postmortem"
+# The Lisbon offsite thread (offsite.py): eight messages in English and French quoting each other three ways
+# (Gmail in English and in French, Outlook's header block), with an XLSX, two DOCX, a PDF and a PNG attached.
+OFFSITE_THREAD_LENGTH = 8
+OFFSITE_ATTACHMENTS: dict[str, tuple[str, str]] = {  # file name -> (message key, a phrase of its text)
+    "offsite-budget.xlsx": ("offsite-1", "Hotel Lisboa Rio, standard room | 145 | 18 | 2610"),
+    "offsite-agenda-draft-v1.docx": ("offsite-4", "Budget review for 2027 (François)"),
+    "offsite-agenda-v2.docx": ("offsite-7", "On-call rotation and incident reviews (Ana)"),
+    "Casa-do-Largo-quote-2026-118.pdf": ("offsite-7", "Deposit of 30% due by 25 November 2026."),
+    "casa-do-largo-main-room.png": ("offsite-7", "80×48 pixels"),
+}

@@ -46,6 +46,7 @@ class Mail:
     headers: tuple[tuple[str, str], ...] = ()  # extra headers (List-Id, X-Mailer, ...)
     mime: bool = True  # False: an old-style message with no MIME headers at all
     quote: bool = True  # replies quote their parent
+    quote_style: str = "gmail"  # how: "gmail" (On ... wrote:), "gmail-fr" (Le ... a écrit :), "outlook" (From:/Sent:)
 
 
 def ago(days: float = 0, hours: float = 0, minutes: float = 0) -> timedelta:
@@ -680,7 +681,10 @@ SUMMER = [
 
 def build_mails() -> list[Mail]:
     """Every message in the demo mailbox, in no particular order (the mbox is written oldest first)."""
+    from .offsite import offsite_mails  # it builds on this module's people and shapes
+
     return [
+        *offsite_mails(),
         # --- Sam Rivera <example@gmail.com>: the spec's known sender and the "test meeting" subjects ---
         Mail(
             "sam-test-meeting-1",

@@ -86,6 +86,53 @@ def gmail_attribution(when: datetime, person: Person) -> str:
     return f"On {day} at {hour}:{when.minute:02d} {ampm} {who} wrote:"
 
 
+_FR_DAYS = ("lun.", "mar.", "mer.", "jeu.", "ven.", "sam.", "dim.")
+_FR_MONTHS = ("janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc.")
+
+
+def gmail_attribution_fr(when: datetime, person: Person) -> str:
+    """Gmail's quote header in French: `Le mar. 17 nov. 2026 à 12:45, Sam Rivera <example@gmail.com> a écrit :`."""
+    day = f"{_FR_DAYS[when.weekday()]} {when.day} {_FR_MONTHS[when.month - 1]} {when.year}"
+    who = f"{person.name} <{person.email}>" if person.name else person.email
+    return f"Le {day} à {when.hour:02d}:{when.minute:02d}, {who} a écrit :"
+
+
+def outlook_header(parent: Built, when: datetime) -> str:
+    """The block Outlook puts above the message it answers (whose text follows unmarked, no `>` prefixes)."""
+    hour = when.hour % 12 or 12
+    sent = (
+        f"{_LONG_DAYS[when.weekday()]}, {_LONG_MONTHS[when.month - 1]} {when.day}, {when.year} "
+        f"{hour}:{when.minute:02d} {'AM' if when.hour < 12 else 'PM'}"
+    )
+    mail = parent.mail
+
+    def names(people: tuple[Person, ...]) -> str:
+        return "; ".join(f"{p.name} <{p.email}>" if p.name else p.email for p in people)
+
+    lines = ["_" * 32, f"From: {names((mail.sender,))}", f"Sent: {sent}", f"To: {names(mail.to)}"]
+    if mail.cc:
+        lines.append(f"Cc: {names(mail.cc)}")
+    lines.append(f"Subject: {parent.subject}")
+    return "\n".join(lines)
+
+
+_LONG_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_LONG_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
 # --- ids ---------------------------------------------------------------------------------------------------
 
 
@@ -142,8 +189,12 @@ def build(mails: list[Mail]) -> list[Built]:
                 root = built[root.mail.reply_to]
             subject = root.subject if root.subject.startswith("Re: ") else f"Re: {root.subject}"
             tid = parent.thread_id
-            if mail.quote:
-                attribution = gmail_attribution(local_time(mail.sender.tz, parent.when), parent.mail.sender)
+            if mail.quote and mail.quote_style == "outlook":
+                header = outlook_header(parent, local_time(mail.sender.tz, parent.when))
+                body = f"{mail.text}\n{header}\n\n{parent.body_text}"
+            elif mail.quote:
+                write = gmail_attribution_fr if mail.quote_style == "gmail-fr" else gmail_attribution
+                attribution = write(local_time(mail.sender.tz, parent.when), parent.mail.sender)
                 body = f"{mail.text}\n{attribution}\n{_quote(parent.body_text)}\n"
         else:
             subject = mail.subject

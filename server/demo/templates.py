@@ -18,7 +18,7 @@ def gmail_html(text: str) -> str:
 def _gmail_block(text: str) -> str:
     lines = text.rstrip("\n").split("\n")
     quote_at = next((i for i, line in enumerate(lines) if line.startswith(">")), len(lines))
-    has_attribution = 0 < quote_at < len(lines) and lines[quote_at - 1].endswith("wrote:")
+    has_attribution = 0 < quote_at < len(lines) and lines[quote_at - 1].endswith(("wrote:", "a écrit :"))
     own = lines[: quote_at - 1 if has_attribution else quote_at]
     while own and not own[-1].strip():
         own.pop()

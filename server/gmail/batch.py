@@ -14,10 +14,12 @@ Imported on first use only (it imports googleapiclient), like the rest of the Gm
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 import urllib.parse
 import uuid
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httplib2
@@ -214,3 +216,27 @@ def _header_lines(head: str) -> list[tuple[str, str]]:
         if colon:
             pairs.append((name.strip().lower(), value.strip()))
     return pairs
+
+
+_ID_PLACEHOLDER = "gmailmcpidplaceholder"
+
+
+def requests_per_id(build: Callable[[str], Any], ids: Sequence[str]) -> list[Any]:
+    """`build(id)` for every id, with the discovery machinery run once instead of once per id.
+
+    googleapiclient's method call validates parameters, expands the URI template and encodes the query: ~0.15 ms
+    per call, which ten batch parts per search turned into the largest CPU cost of a search. The parts differ
+    only in the id in their path, so one request is built for a placeholder id and copied with the id put in.
+    Anything unexpected (the placeholder not exactly once in the URI) falls back to building each request.
+    """
+    template = build(_ID_PLACEHOLDER)
+    if template.uri.count(_ID_PLACEHOLDER) != 1 or _ID_PLACEHOLDER in str(template.body or ""):
+        return [template if message_id == _ID_PLACEHOLDER else build(message_id) for message_id in ids]
+    requests = []
+    for message_id in ids:
+        request = copy.copy(template)
+        request.uri = template.uri.replace(_ID_PLACEHOLDER, urllib.parse.quote(message_id, safe=""))
+        request.headers = dict(template.headers)
+        request.response_callbacks = list(template.response_callbacks)
+        requests.append(request)
+    return requests

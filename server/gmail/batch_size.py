@@ -44,11 +44,6 @@ class AdaptiveBatchSize:
         with self._lock:
             return self._size
 
-    def chunks(self, items: list[str]) -> list[list[str]]:
-        """`items` in batches of the current size."""
-        size = self.size
-        return [items[start : start + size] for start in range(0, len(items), size)]
-
     def record(self, *, sent: int, rate_limited: int) -> None:
         """Learns from one batch answer: `sent` parts, of which `rate_limited` came back 429/403 rate limits."""
         with self._lock:

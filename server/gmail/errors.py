@@ -12,6 +12,7 @@ from __future__ import annotations
 import email.utils
 import http.client
 import json
+import math
 import re
 import socket
 from collections.abc import Iterable
@@ -29,7 +30,7 @@ from server.errors import (
     RateLimitedError,
     TransientError,
 )
-from server.hints import NEW_CLIENT_FILE, auth_command, rerun_auth
+from server.hints import NEW_CLIENT_FILE, quoted_auth_command, rerun_auth
 
 if TYPE_CHECKING:
     from googleapiclient.errors import HttpError
@@ -65,6 +66,13 @@ def _error_payload(exc: HttpError) -> tuple[str, str | None]:
     return message[:300], reason
 
 
+_FRACTION = re.compile(r"(T\d\d:\d\d:\d\d)\.(\d+)")
+
+
+def _six_digits(match: re.Match[str]) -> str:
+    return f"{match.group(1)}.{match.group(2)[:6].ljust(6, '0')}"
+
+
 def parse_retry_after(header: str | None, message: str, *, now: float) -> float | None:
     """Seconds to wait from a Retry-After header (seconds or HTTP date) or Gmail's "Retry after <RFC 3339>" text."""
     candidates: Iterable[str | None] = (header, *_RETRY_AFTER_IN_MESSAGE.findall(message))
@@ -73,11 +81,16 @@ def parse_retry_after(header: str | None, message: str, *, now: float) -> float 
             continue
         value = value.strip()
         try:
-            return max(0.0, float(value))
+            seconds = float(value)
         except ValueError:
             pass
+        else:
+            if math.isfinite(seconds):
+                return max(0.0, seconds)
+            continue
         try:
-            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            # Python 3.10 reads only 3 or 6 fraction digits: Gmail may send any number of them.
+            when = datetime.fromisoformat(_FRACTION.sub(_six_digits, value.replace("Z", "+00:00")))
         except ValueError:
             try:
                 when = email.utils.parsedate_to_datetime(value)
@@ -100,7 +113,30 @@ def _scope_for(endpoint: str) -> str:
     return ""
 
 
-def map_http_error(exc: HttpError, *, now: float, endpoint: str = "") -> GmailError:
+# What a 404 means depends on what was asked for: the endpoint's first word picks the explanation.
+_NOT_FOUND: dict[str, tuple[str, str]] = {
+    "threads": (
+        "No thread with that id exists in this mailbox.",
+        "Check the thread_id (take it from gmail_search_messages or gmail_get_message).",
+    ),
+    "attachments": (
+        "That attachment no longer exists in the message.",
+        "Call gmail_get_message on the message again and use a part_id from its attachment list.",
+    ),
+    "labels": ("No label with that id exists in this mailbox.", "gmail_list_labels lists every label's id and name."),
+    "drafts": (
+        "No draft with that id: it was sent, deleted, or the id is wrong.",
+        "Take the draft_id from gmail_list_drafts (or the answer of gmail_create_draft).",
+    ),
+}
+
+
+def _not_found(endpoint: str, **common: object) -> NotFoundError:
+    message, hint = _NOT_FOUND.get(endpoint.split(".", 1)[0], ("No message with that id exists in this mailbox.", ""))
+    return NotFoundError(message, hint=hint or None, **common)  # type: ignore[arg-type]
+
+
+def map_http_error(exc: HttpError, *, now: float, endpoint: str = "messages.get") -> GmailError:
     """Maps a Gmail HTTP error (status, reason, message) into the project's error tree."""
     status = exc.status_code
     message, reason = _error_payload(exc)
@@ -108,8 +144,11 @@ def map_http_error(exc: HttpError, *, now: float, endpoint: str = "") -> GmailEr
     common = {"status": status, "reason": reason}
     if status == 429 or (status == 403 and reason in RATE_LIMIT_REASONS):
         retry_after = parse_retry_after(headers.get("retry-after"), message, now=now)
+        hint = None
+        if retry_after is not None and retry_after > 60:
+            hint = f"Gmail asks this account to wait about {round(retry_after / 60)} minute(s) before trying again."
         return RateLimitedError(
-            f"Gmail rate limit: {message or 'too many requests'}.", retry_after_s=retry_after, **common
+            f"Gmail rate limit: {message or 'too many requests'}.", hint=hint, retry_after_s=retry_after, **common
         )
     if status == 401:
         return AuthError(
@@ -141,7 +180,7 @@ def map_http_error(exc: HttpError, *, now: float, endpoint: str = "") -> GmailEr
             **common,
         )
     if status == 404 or (status == 400 and "invalid id" in message.lower()):
-        return NotFoundError("No message with that id exists in this mailbox.", **common)
+        return _not_found(endpoint, **common)
     if status == 408 or status >= 500:
         return TransientError(f"Gmail had a temporary problem (HTTP {status}): {message or 'backend error'}.", **common)
     if "page" in message.lower() and "token" in message.lower():
@@ -176,7 +215,7 @@ def describe_refresh_failure(exc: Exception) -> GmailError:
             return AuthError(
                 "Google rejected the OAuth client in the token file (invalid_client): the client was deleted or "
                 "its secret was reset.",
-                hint=f"{NEW_CLIENT_FILE}, then re-run `{auth_command()}`.",
+                hint=f"{NEW_CLIENT_FILE}, then re-run {quoted_auth_command()}.",
             )
         if getattr(exc, "retryable", False):
             return TransientError("Google's token endpoint failed temporarily while refreshing the access token.")
@@ -211,6 +250,8 @@ def translate(exc: Exception, *, endpoint: str, now: float, timeout_s: float) ->
         return Translated(TransientError(f"Gmail's batch answer could not be read ({endpoint})."), False)
     if isinstance(exc, HttpError):
         return Translated(map_http_error(exc, now=now, endpoint=endpoint), False)
+    if isinstance(exc, UnicodeDecodeError):  # a batch answer that is not text: a proxy's page, not Gmail's
+        return Translated(not_json(endpoint), False)
     if isinstance(exc, (google_auth_exceptions.RefreshError, google_auth_exceptions.TransportError)):
         return Translated(describe_refresh_failure(exc), False)
     if isinstance(exc, (socket.timeout, TimeoutError)):

@@ -1,7 +1,8 @@
 """What the tools need from Gmail: the interface `gmail_client.GmailClient` implements.
 
 Tools depend on this Protocol, not on the client, so tests can hand them an in-memory Gmail and the client can
-grow endpoints without the tools importing its I/O.
+grow endpoints without the tools importing its I/O. The registry hands the tools the client behind its caches
+(`gmail/cache.py`'s `CachedGmail`), which implements the same Protocol.
 """
 
 from __future__ import annotations
@@ -25,7 +26,29 @@ class GmailApi(Protocol):
         self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
     ) -> dict[str, dict[str, Any] | GmailError]: ...
 
+    def get_thread(
+        self, thread_id: str, *, fmt: str = "full", metadata_headers: Sequence[str] | None = None
+    ) -> dict[str, Any]: ...
+
+    def get_attachment(self, message_id: str, attachment_id: str) -> dict[str, Any]: ...
+
+    def list_labels(self) -> dict[str, Any]: ...
+
+    def get_labels(self, label_ids: Sequence[str]) -> dict[str, dict[str, Any] | GmailError]: ...
+
     def get_profile(self) -> dict[str, Any]: ...
+
+    def list_history(
+        self,
+        *,
+        start_history_id: int,
+        label_id: str | None = None,
+        history_types: Sequence[str] = ...,
+        max_results: int = 500,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        """history.list; NotFoundError when `start_history_id` is older than the history Gmail keeps."""
+        ...
 
     # -- writes (`gmail/write_endpoints.py`): only the opt-in write toolsets call these --------------------------
 
@@ -54,8 +77,6 @@ class GmailApi(Protocol):
     def trash_message(self, message_id: str) -> dict[str, Any]: ...
 
     def untrash_message(self, message_id: str) -> dict[str, Any]: ...
-
-    def list_labels(self) -> list[dict[str, Any]]: ...
 
     def create_label(self, name: str) -> dict[str, Any]: ...
 

@@ -10,8 +10,9 @@ The bucket is a reservation scheme: a caller takes its units at once (the level 
 until the debt is paid back by the refill, outside the lock. Callers are therefore served in arrival order and
 a request bigger than the burst still goes through (after waiting), never deadlocks.
 
-Costs (https://developers.google.com/gmail/api/reference/quota): messages.list and messages.get 5 units,
-history.list 2, users.getProfile 1; each part of a batch costs its own units.
+Costs (https://developers.google.com/gmail/api/reference/quota): messages.list, messages.get and
+attachments.get 5 units, threads.get 10, history.list 2, labels.list, labels.get and users.getProfile 1; each part
+of a batch costs its own units.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ UNITS_LIST = 5
 UNITS_GET = 5
 UNITS_PROFILE = 1
 UNITS_HISTORY = 2
+UNITS_THREAD = 10
+UNITS_LABEL = 1
+UNITS_ATTACHMENT = 5
 
 
 class QuotaLimiter:

@@ -39,10 +39,12 @@ class RetryPolicy:
             return None
         if retries_done >= len(delays):
             return None
+        if error.retry_after_s is not None and error.retry_after_s > self.max_wait_s:
+            return None  # Gmail asks for longer than one tool call should stall: answer now, saying how long
         wait = delays[retries_done]
         if error.retry_after_s is not None:
-            wait = max(wait, min(error.retry_after_s, self.max_wait_s))
-        return wait * (1.0 + self.jitter * rand()) * self.scale
+            wait = max(wait, error.retry_after_s)
+        return min(wait * (1.0 + self.jitter * rand()), self.max_wait_s) * self.scale
 
 
 def run_with_retries(

@@ -74,7 +74,26 @@ class Session:
         self.users = self.service.users()
         self.messages = self.users.messages()
         self.history = self.users.history()
+        self._resources: dict[str, Any] = {}
         self.broken = False  # set after a network failure: the connection is not handed out again
+
+    @property
+    def threads(self) -> Any:
+        return self._resource("threads", lambda: self.users.threads())
+
+    @property
+    def labels(self) -> Any:
+        return self._resource("labels", lambda: self.users.labels())
+
+    @property
+    def attachments(self) -> Any:
+        return self._resource("attachments", lambda: self.messages.attachments())
+
+    def _resource(self, name: str, build: Callable[[], Any]) -> Any:
+        # Built on first use: a session that only searches never pays for the others.
+        if name not in self._resources:
+            self._resources[name] = build()
+        return self._resources[name]
 
 
 class SessionPool:

@@ -1,21 +1,25 @@
 """The Gmail endpoints that change a mailbox, as methods of `gmail_client.GmailClient` (mixed in).
 
 Two request paths, chosen per endpoint:
-- `_call` (the one retry loop): reads, and writes that are safe to repeat: drafts.update (same content again),
-  drafts.delete, messages.modify / batchModify, trash / untrash, labels.create (a repeat answers "exists");
-- `_call_once` (`gmail/single_attempt.py`): drafts.create and drafts.send. Never repeated, by us or by
-  httplib2; a failure after the request may have reached Gmail is `unknown_outcome`.
+- `_call` (the client's one retry loop): reads, and writes that are safe to repeat: drafts.update (the same
+  content again), drafts.delete, messages.modify / batchModify, trash / untrash, labels.create (a repeat
+  answers "exists");
+- `_call_once` (below, with `gmail/single_attempt.py`): drafts.create and drafts.send. Never repeated, by us or
+  by httplib2; a failure after the request may have reached Gmail is `unknown_outcome`.
 
-After each write the client's write listeners hear `(kind, ids)` (the caches of the change-feed work drop what a
-write made stale); a listener that fails is logged and never fails the write.
+Every method named in `WRITE_METHODS` is wrapped by `gmail/cache.py`'s CachedGmail, which forgets the cached
+search pages after it (whatever its outcome: an unknown one may have changed the mailbox too).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from server.errors import NotFoundError
+from server.errors import InternalError, NotFoundError, UnknownOutcomeError
+from server.gmail.single_attempt import SingleAttemptUnavailable, single_attempt_error
+from server.runtime import cost
 from server.runtime.observability import get_logger
 
 log = get_logger("gmail.writes")
@@ -28,12 +32,21 @@ UNITS_DRAFT_DELETE = 10
 UNITS_SEND = 100
 UNITS_MODIFY = 5
 UNITS_BATCH_MODIFY = 50
-UNITS_LABELS = 1
 UNITS_LABEL_CREATE = 5
 UNITS_SETTINGS = 1
 UPLOAD_OVER_BYTES = 1_000_000  # larger messages go through the upload endpoint (multipart), not JSON `raw`
 
-WriteListener = Callable[[str, tuple[str, ...]], None]
+WRITE_METHODS = (
+    "create_draft",
+    "update_draft",
+    "delete_draft",
+    "send_draft",
+    "modify_message",
+    "batch_modify",
+    "trash_message",
+    "untrash_message",
+    "create_label",
+)
 
 
 def _b64url(raw: bytes) -> str:
@@ -46,9 +59,57 @@ class WriteEndpoints:
     """Mixin: needs `_call(endpoint, make_request, units)` and `_call_once(...)` from GmailClient."""
 
     _call: Callable[..., dict[str, Any]]
-    _call_once: Callable[..., dict[str, Any]]
-    _write_listeners: list[WriteListener]
     _settings: Any
+    _quota: Any
+    _sessions: Any
+    _single_attempt_factory: Callable[[], Any]
+    _map_exception: Callable[[Exception, str], Any]
+    _log_request: Callable[..., None]
+
+    def _call_once(self, endpoint: str, make_request: Callable[[Any], Any], units: int) -> dict[str, Any]:
+        """Exactly one attempt on a fresh connection, never repeated (see `gmail/single_attempt.py`).
+
+        Before the request is written (token refresh, connecting) a failure means nothing happened: the usual
+        error. After it, a reset, a timeout, a connection closed without an answer or a 5xx answer mean Gmail
+        may have acted: UnknownOutcomeError. A 4xx answer is Gmail refusing: mapped as usual.
+        """
+        from google_auth_httplib2 import AuthorizedHttp
+
+        from server.auth import single_attempt_request
+
+        self._quota.acquire(units)
+        try:
+            http = self._single_attempt_factory()
+        except SingleAttemptUnavailable as exc:
+            raise InternalError(
+                f"{endpoint} was not attempted: this httplib2 version cannot be made to try a request only once "
+                f"({exc}), and a repeated send could mail twice.",
+                hint="Install the httplib2 version in requirements.txt (pip install -r requirements.txt).",
+            ) from None
+        with self._sessions.checkout() as session:  # a valid access token, and the resource objects
+            cost.record_request(units)
+            authorized = AuthorizedHttp(session.credentials, http=http)
+            authorized._request = single_attempt_request(http)
+            started = time.perf_counter()
+            try:
+                response = make_request(session).execute(http=authorized, num_retries=0)
+                response = {} if response in (b"", "", None) else response
+                if not isinstance(response, dict):
+                    raise UnknownOutcomeError(f"Gmail's answer to {endpoint} was not JSON; it may have been done.")
+            except Exception as exc:
+                error = single_attempt_error(exc, endpoint, self._map_exception)
+                self._log_request(endpoint, started, error, single_attempt=True)
+                log.error(
+                    "single-attempt request failed",
+                    extra={"endpoint": endpoint, "category": error.code, "gmail_api_status": error.status},
+                )
+                raise error from exc
+            finally:
+                close = getattr(http, "close", None)
+                if callable(close):
+                    close()
+        self._log_request(endpoint, started, single_attempt=True)
+        return response
 
     def _on_endpoint(self, request: Any) -> Any:
         """An upload request to the configured endpoint's own scheme: the library moves only the host of upload
@@ -57,17 +118,6 @@ class WriteEndpoints:
         if endpoint.startswith("http://") and request.uri.startswith("https://" + endpoint.removeprefix("http://")):
             request.uri = "http://" + request.uri.removeprefix("https://")
         return request
-
-    def add_write_listener(self, listener: WriteListener) -> None:
-        """`listener(kind, ids)` runs after every write: kind names it, ids are the message ids it touched."""
-        self._write_listeners.append(listener)
-
-    def _wrote(self, kind: str, ids: Sequence[str]) -> None:
-        for listener in list(self._write_listeners):
-            try:
-                listener(kind, tuple(ids))
-            except Exception:
-                log.exception("write listener failed", extra={"kind": kind})
 
     @staticmethod
     def _message_body(raw: bytes, thread_id: str | None) -> tuple[dict[str, Any], Any]:
@@ -85,28 +135,24 @@ class WriteEndpoints:
         """drafts.create, one attempt: `{"id", "message": {"id", "threadId", "labelIds"}}`."""
         body, media = self._message_body(raw, thread_id)
         extra = {"media_body": media} if media is not None else {}
-        draft = self._call_once(
+        return self._call_once(
             "drafts.create",
             lambda session: self._on_endpoint(session.users.drafts().create(userId="me", body=body, **extra)),
             units=UNITS_DRAFT_CREATE,
         )
-        self._wrote("draft_created", [str((draft.get("message") or {}).get("id", ""))])
-        return draft
 
     def update_draft(self, draft_id: str, raw: bytes, *, thread_id: str | None = None) -> dict[str, Any]:
         """drafts.update (the whole draft replaced; safe to repeat): the draft with its new message id."""
         body, media = self._message_body(raw, thread_id)
         body["id"] = draft_id
         extra = {"media_body": media} if media is not None else {}
-        draft = self._call(
+        return self._call(
             "drafts.update",
             lambda session: self._on_endpoint(
                 session.users.drafts().update(userId="me", id=draft_id, body=body, **extra)
             ),
             units=UNITS_DRAFT_UPDATE,
         )
-        self._wrote("draft_updated", [str((draft.get("message") or {}).get("id", ""))])
-        return draft
 
     def get_draft(self, draft_id: str, *, fmt: str = "raw") -> dict[str, Any]:
         return self._call(
@@ -134,29 +180,24 @@ class WriteEndpoints:
         except NotFoundError as error:
             if not error.retry_count:
                 raise
-        self._wrote("draft_deleted", [])
 
     def send_draft(self, draft_id: str) -> dict[str, Any]:
         """drafts.send, one attempt: the sent message `{"id", "threadId", "labelIds"}`."""
-        sent = self._call_once(
+        return self._call_once(
             "drafts.send",
             lambda session: session.users.drafts().send(userId="me", body={"id": draft_id}),
             units=UNITS_SEND,
         )
-        self._wrote("draft_sent", [str(sent.get("id", ""))])
-        return sent
 
     # -- labels on messages ---------------------------------------------------------------------------------------
 
     def modify_message(self, message_id: str, *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> dict[str, Any]:
         body = {"addLabelIds": list(add), "removeLabelIds": list(remove)}
-        result = self._call(
+        return self._call(
             "messages.modify",
             lambda session: session.messages.modify(userId="me", id=message_id, body=body),
             units=UNITS_MODIFY,
         )
-        self._wrote("messages_modified", [message_id])
-        return result
 
     def batch_modify(self, message_ids: Sequence[str], *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
         """messages.batchModify for up to 1,000 ids (Gmail answers nothing)."""
@@ -166,40 +207,28 @@ class WriteEndpoints:
             lambda session: session.messages.batchModify(userId="me", body=body),
             units=UNITS_BATCH_MODIFY,
         )
-        self._wrote("messages_modified", list(message_ids))
 
     def trash_message(self, message_id: str) -> dict[str, Any]:
-        result = self._call(
+        return self._call(
             "messages.trash", lambda session: session.messages.trash(userId="me", id=message_id), units=UNITS_MODIFY
         )
-        self._wrote("messages_trashed", [message_id])
-        return result
 
     def untrash_message(self, message_id: str) -> dict[str, Any]:
-        result = self._call(
+        return self._call(
             "messages.untrash",
             lambda session: session.messages.untrash(userId="me", id=message_id),
             units=UNITS_MODIFY,
         )
-        self._wrote("messages_untrashed", [message_id])
-        return result
 
     # -- labels and settings --------------------------------------------------------------------------------------
 
-    def list_labels(self) -> list[dict[str, Any]]:
-        answer = self._call("labels.list", lambda session: session.users.labels().list(userId="me"), units=UNITS_LABELS)
-        labels = answer.get("labels")
-        return [label for label in labels if isinstance(label, dict)] if isinstance(labels, list) else []
-
     def create_label(self, name: str) -> dict[str, Any]:
         body = {"name": name, "labelListVisibility": "labelShow", "messageListVisibility": "show"}
-        label = self._call(
+        return self._call(
             "labels.create",
-            lambda session: session.users.labels().create(userId="me", body=body),
+            lambda session: session.labels.create(userId="me", body=body),
             units=UNITS_LABEL_CREATE,
         )
-        self._wrote("label_created", [])
-        return label
 
     def list_send_as(self) -> list[dict[str, Any]]:
         """settings.sendAs.list: the account's own addresses (primary and aliases)."""

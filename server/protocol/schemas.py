@@ -6,7 +6,9 @@ their meaning for the model and for validating clients:
 - `title` keywords go (pydantic derives them from the property names they sit under);
 - `anyOf: [X, {"type": "null"}]` becomes X: an optional argument is simply left out, and results never carry
   nulls (the dispatcher serializes them with `exclude_none`), so `null` is never a value anyone sends;
-- `"default": null` goes, and output schemas lose every default (a result states its values);
+- `"default": null` goes, and output schemas lose every default (a result states its values) and every
+  description (the model reads a result's text, where every field is spelled out; the field descriptions stay
+  in the result models' source and the README);
 - `$ref`s are inlined and `$defs` dropped (each definition is used once, and some clients resolve no refs);
 - a property that admits null is never `required` (results leave such fields out when they are None), except a
   field the model declares without a default: the model always sends it, null included (`next_page_token`).
@@ -63,6 +65,8 @@ def _node(node: Any, definitions: dict[str, Any], keep_defaults: bool, keep_null
             continue
         if key == "default" and (value is None or not keep_defaults):
             continue
+        if key == "description" and not keep_defaults and isinstance(value, str):
+            continue  # output schemas: see the module docstring
         if key == "required" and isinstance(value, list) and nullable:
             # A field that may be None is left out of a result, so it cannot be required.
             out[key] = [name for name in value if name not in nullable or name in always_sent]

@@ -9,19 +9,27 @@ installed package (`pipx`, `uvx`, `pip install`), the user's configuration folde
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, replace
 from datetime import timezone, tzinfo
 from pathlib import Path
 
+from server.gmail import scopes
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package
-GMAIL_READONLY_SCOPE = "https://www.googleapis.com/auth/gmail.readonly"
+GMAIL_READONLY_SCOPE = scopes.READONLY  # the default consent
 GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
 
 DEFAULT_ENRICH_TOP_K = 10
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_QUOTA_UNITS_PER_S = 100.0  # well under Gmail's 250 units/s per user
+DEFAULT_SEARCH_CACHE_ENTRIES = 10  # the spec's LRU of recent searches
+DEFAULT_SEARCH_CACHE_TTL_S = 300.0
+DEFAULT_SUMMARY_CACHE_ENTRIES = 5_000
+DEFAULT_SUMMARY_CACHE_MB = 8.0
+DEFAULT_THREAD_MAX_CHARS = 60_000
 DEFAULT_SEND_LIMIT_PER_HOUR = 10
 DEFAULT_CONFIRMATION_TTL_S = 300.0
 
@@ -41,6 +49,14 @@ class Settings:
     display_zone: tzinfo | None = None  # dates in tool text (GMAIL_MCP_TIMEZONE); None: the computer's zone
     write_tools: frozenset[str] = frozenset()  # opt-in toolsets the person enabled (GMAIL_MCP_WRITE_TOOLS, --enable)
     quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
+    # gmail/cache.py: search pages validated by history (0 entries: off), message summaries (0 entries: off)
+    search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES
+    search_cache_ttl_s: float = DEFAULT_SEARCH_CACHE_TTL_S
+    summary_cache_entries: int = DEFAULT_SUMMARY_CACHE_ENTRIES
+    summary_cache_mb: float = DEFAULT_SUMMARY_CACHE_MB
+    warm_up: bool = True  # prepare the Google stack, token and connection right after `initialize`
+    download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: attachments may be saved here; None: never saved
+    thread_max_chars: int = DEFAULT_THREAD_MAX_CHARS  # GMAIL_MCP_THREAD_MAX_CHARS: one thread answer's text
     # Writing (only with write tools enabled): see runtime/write_safety.py
     dry_run: bool = False  # GMAIL_MCP_DRY_RUN: write tools say what they would do and change nothing
     audit_log_path: Path | None = None  # GMAIL_MCP_AUDIT_LOG: audit lines also appended to this file
@@ -125,18 +141,11 @@ def _number(env: dict[str, str], name: str, default: float, *, minimum: float) -
         value = float(raw)
     except ValueError as exc:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {raw!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {raw!r}")
     return value
-
-
-def _flag(env: dict[str, str], name: str) -> bool:
-    raw = env.get(name, "").strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
-        return False
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    raise ValueError(f"{name} must be 1 or 0 (true/false), got {raw!r}")
 
 
 def _optional_path(env: dict[str, str], name: str, home: Path) -> Path | None:
@@ -165,9 +174,31 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         write_tools=parse_names(env.get("GMAIL_MCP_WRITE_TOOLS", "")),
         display_zone=zone_named(env.get("GMAIL_MCP_TIMEZONE")),
         quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
-        dry_run=_flag(env, "GMAIL_MCP_DRY_RUN"),
+        search_cache_entries=int(_number(env, "GMAIL_MCP_SEARCH_CACHE_SIZE", DEFAULT_SEARCH_CACHE_ENTRIES, minimum=0)),
+        search_cache_ttl_s=_number(env, "GMAIL_MCP_SEARCH_CACHE_TTL_S", DEFAULT_SEARCH_CACHE_TTL_S, minimum=0.0),
+        summary_cache_entries=int(
+            _number(env, "GMAIL_MCP_SUMMARY_CACHE_ENTRIES", DEFAULT_SUMMARY_CACHE_ENTRIES, minimum=0)
+        ),
+        summary_cache_mb=_number(env, "GMAIL_MCP_SUMMARY_CACHE_MB", DEFAULT_SUMMARY_CACHE_MB, minimum=0.0),
+        warm_up=_flag(env, "GMAIL_MCP_WARM_UP", True),
+        thread_max_chars=int(_number(env, "GMAIL_MCP_THREAD_MAX_CHARS", DEFAULT_THREAD_MAX_CHARS, minimum=2_000)),
+        download_dir=_resolve(env["GMAIL_MCP_DOWNLOAD_DIR"], home)
+        if (env.get("GMAIL_MCP_DOWNLOAD_DIR") or "").strip()
+        else None,
+        dry_run=_flag(env, "GMAIL_MCP_DRY_RUN", False),
         audit_log_path=_optional_path(env, "GMAIL_MCP_AUDIT_LOG", home),
         attach_dir=_optional_path(env, "GMAIL_MCP_ATTACH_DIR", home),
         send_limit_per_hour=int(_number(env, "GMAIL_MCP_SEND_LIMIT_PER_HOUR", DEFAULT_SEND_LIMIT_PER_HOUR, minimum=1)),
         confirmation_ttl_s=_number(env, "GMAIL_MCP_CONFIRMATION_TTL_S", DEFAULT_CONFIRMATION_TTL_S, minimum=10.0),
     )
+
+
+def _flag(env: dict[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name} must be 1 or 0 (true/false), got {raw!r}")

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 COST_META_KEY = "gmail-mcp/cost"
 
@@ -29,6 +30,8 @@ class CallCost:
     token_requests: int = 0  # access token refreshes made for this call
     cache_hits: int = 0  # answers (a search page, a message's metadata) served without asking Gmail again
     history_checks: int = 0  # history.list requests made to validate cached answers
+    # What the caches learnt during this call (one history check answers for every cached page of the call).
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add_request(self, units: int, *, retry: bool = False) -> None:

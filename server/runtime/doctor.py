@@ -23,7 +23,10 @@ def _credentials_state(settings: Settings) -> tuple[str, str]:
             f"no OAuth client file at {settings.credentials_path} (needed only by auth_cli.py to create a token; "
             "see README 'Google Cloud set-up')"
         )
-    return found.state, found.message
+    # Only auth_cli.py reads the client file: a bad one is worth fixing, but a working token still serves.
+    return ("warn" if found.state == "fail" else found.state), found.message + (
+        " (only auth_cli.py needs it)" if found.state == "fail" else ""
+    )
 
 
 def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 LOGGER_NAME = "gmail_mcp"
@@ -76,15 +77,24 @@ def get_logger(name: str = "") -> logging.Logger:
     return logging.getLogger(f"{LOGGER_NAME}.{name}" if name else LOGGER_NAME)
 
 
+def _with_hit_rate(counts: dict[str, int]) -> dict[str, float | int]:
+    asked = sum(counts.values())
+    return {**counts, "hit_rate": round(counts.get("hits", 0) / asked, 4) if asked else 0.0}
+
+
 def _percentile(sorted_values: list[float], fraction: float) -> float:
     index = min(len(sorted_values) - 1, max(0, round(fraction * (len(sorted_values) - 1))))
     return sorted_values[index]
 
 
 class Metrics:
-    """Counters for the design document's metrics; thread-safe, summarised once at shutdown."""
+    """Counters for the design document's metrics; thread-safe, summarised once at shutdown. The alert
+    thresholds (`alerts.py`) watch the same events as they happen."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        from server.runtime.alerts import AlertMonitor
+
+        self.alerts = AlertMonitor(get_logger("alerts"), clock)
         self._lock = threading.Lock()
         self._calls: dict[str, int] = defaultdict(int)
         self._successes: dict[str, int] = defaultdict(int)
@@ -94,6 +104,8 @@ class Metrics:
         self._rate_limited = 0
         self._enriched = 0
         self._enrichment_failures = 0
+        self._cache: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self._history_checks = 0
 
     def record_call(self, tool: str, *, ok: bool, latency_ms: float, category: str | None = None) -> None:
         with self._lock:
@@ -102,6 +114,8 @@ class Metrics:
             self._latencies[tool].append(latency_ms)
             if category:
                 self._error_categories[category] += 1
+        if tool == "gmail_search_messages" and ok:
+            self.alerts.search_finished(latency_ms)
 
     def record_pages(self, pages: int) -> None:
         with self._lock:
@@ -110,6 +124,17 @@ class Metrics:
     def record_rate_limited(self) -> None:
         with self._lock:
             self._rate_limited += 1
+        self.alerts.rate_limited()
+
+    def record_cache(self, cache: str, **counts: int) -> None:
+        """Cache outcomes: `hits`, `misses`, and for searches `refreshed` (a cached page a change outdated)."""
+        with self._lock:
+            for outcome, count in counts.items():
+                self._cache[cache][outcome] += count
+
+    def record_history_check(self) -> None:
+        with self._lock:
+            self._history_checks += 1
 
     def record_enrichment(self, *, attempted: int, failed: int) -> None:
         with self._lock:
@@ -139,5 +164,11 @@ class Metrics:
                     "attempted": self._enriched,
                     "failed": self._enrichment_failures,
                     "failure_rate": round(self._enrichment_failures / self._enriched, 4) if self._enriched else 0.0,
+                },
+                "cache": {name: _with_hit_rate(counts) for name, counts in sorted(self._cache.items())},
+                "history_checks": self._history_checks,
+                "alerts_started": {
+                    "rate_limited": self.alerts.rate_limit.started,
+                    "search_p95": self.alerts.slow_search.started,
                 },
             }

@@ -1,20 +1,47 @@
 """Shared fixtures. The `live` suites run against a real inbox (token from auth_cli.py) or, with
 `GMAIL_LIVE_TARGET=emulator`, against the local Gmail emulator serving the bundled demo mailbox.
+
+Hypothesis profiles are registered here and nowhere else: `ci` (derandomized: the same examples every run; chosen
+when the CI variable is set), `dev` (random; the local default) and `deep` (random, ten times the examples).
+`HYPOTHESIS_PROFILE=deep` picks one explicitly. Tests never fix their own example counts; one that needs a
+different count scales the profile's (`server.tests.support.properties.examples`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import sys
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from server.auth import TokenStore
+from server.emulator import Emulator, start_emulator
 from server.gmail_client import GmailClient
-from server.runtime.config import Settings, load_settings
+from server.runtime.config import PROJECT_ROOT, Settings, load_settings
 from server.runtime.observability import Metrics
+from server.tests.support.emulator import build_mailbox, emulator_settings
+
+PROFILE_EXAMPLES = 300
+# No deadline and no too_slow check: both measure wall time, which on two shared cores is noise, not a bug. No
+# example database: nothing is written into the tree; a failure prints the blob that reproduces it.
+hypothesis_settings.register_profile(
+    "dev",
+    max_examples=PROFILE_EXAMPLES,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+hypothesis_settings.register_profile("ci", hypothesis_settings.get_profile("dev"), derandomize=True)
+hypothesis_settings.register_profile("deep", hypothesis_settings.get_profile("dev"), max_examples=10 * PROFILE_EXAMPLES)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if "CI" in os.environ else "dev"))
 
 
 @dataclass
@@ -35,26 +62,38 @@ class LiveGmail:
         return ToolContext(gmail=client, enrich_top_k=top_k, metrics=metrics)
 
 
+LIVE_SKIP_REASON = pytest.StashKey[str]()
+
+
+def authorize_command() -> str:
+    """The command that creates the token, with the absolute interpreter and script (any working directory)."""
+    return f"{sys.executable} {PROJECT_ROOT / 'server' / 'auth_cli.py'}"
+
+
 @pytest.fixture(scope="session")
-def live_gmail(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveGmail]:
+def live_gmail(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> LiveGmail:
     target = os.environ.get("GMAIL_LIVE_TARGET", "gmail").strip().lower()
     if target == "emulator":
-        from server.demo import DEMO_MAILBOX
-        from server.emulator import start_emulator
-
-        with start_emulator(DEMO_MAILBOX, rebase_dates=True) as emulator:
-            token = emulator.write_token(tmp_path_factory.mktemp("live") / "token.json")
-            base = load_settings(env={}, dotenv=False)
-            settings = base.with_overrides(api_endpoint=emulator.url, token_uri=emulator.token_uri, token_path=token)
-            yield LiveGmail(settings, "emulator")
-        return
+        demo = request.getfixturevalue("demo_emulator")
+        return LiveGmail(emulator_settings(demo, tmp_path_factory.mktemp("live")), "emulator")
     settings = load_settings()
     if not settings.token_path.exists():
-        pytest.skip(
-            f"live tests need a Gmail token at {settings.token_path}: run `python server/auth_cli.py` first "
-            "(or run them against the local emulator with GMAIL_LIVE_TARGET=emulator)"
+        reason = (
+            f"no Gmail token at {settings.token_path}. Authorize once: {authorize_command()} "
+            "(or run them against the local emulator: GMAIL_LIVE_TARGET=emulator)"
         )
-    yield LiveGmail(settings, "gmail")
+        request.config.stash[LIVE_SKIP_REASON] = reason
+        pytest.skip(f"live tests need a Gmail token: {reason}")
+    return LiveGmail(settings, "gmail")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Says why the live tests were skipped and how to fix it, without `-rs`."""
+    reason = config.stash.get(LIVE_SKIP_REASON, None)
+    if reason is None:
+        return
+    skipped = [report for report in terminalreporter.stats.get("skipped", []) if "live" in report.keywords]
+    terminalreporter.write_line(f"{len(skipped)} live tests skipped: {reason}", yellow=True)
 
 
 @pytest.fixture
@@ -65,19 +104,64 @@ def live_token_copy(live_gmail: LiveGmail, tmp_path: Path) -> Path:
     return copy
 
 
-@pytest.fixture(scope="session")
-def gmail_emulator(tmp_path_factory: pytest.TempPathFactory):
-    """One emulator per test session over a small mailbox built by the tests (see emulator_helpers.py)."""
-    from server.emulator import start_emulator
-    from server.tests.support.emulator import build_mailbox
+# -- the emulator fixture family ------------------------------------------------------------------------------------
+# `emulator` is what most tests want. Point a server at any of them with `emulator_env` / `emulator_settings`
+# (server/tests/support/emulator.py).
 
-    with start_emulator(build_mailbox(tmp_path_factory.mktemp("emulator") / "mail")) as emulator:
-        yield emulator
+
+@pytest.fixture(scope="session")
+def emulator_mailbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test mailbox (support/emulator.py `build_mailbox`), written once per session."""
+    return build_mailbox(tmp_path_factory.mktemp("emulator") / "mail")
+
+
+@pytest.fixture(scope="session")
+def gmail_emulator(emulator_mailbox: Path) -> Iterator[Emulator]:
+    """One emulator per session over the test mailbox, for session- and module-scoped fixtures. Tests take
+    `emulator`, which is this one cleaned up around the test."""
+    with start_emulator(emulator_mailbox) as running:
+        yield running
 
 
 @pytest.fixture
-def emulator(gmail_emulator):
-    """The session emulator with faults, limits and the request log cleared before and after the test."""
+def emulator(gmail_emulator: Emulator) -> Iterator[Emulator]:
+    """The session emulator, clean: no faults, no concurrency limit, refresh token valid, empty request log;
+    afterwards it waits for the test's requests to finish (a hang noticing its client left) and cleans again, so
+    nothing a test started can land in the next test's log."""
     gmail_emulator.reset()
     yield gmail_emulator
+    _wait_until_idle(gmail_emulator)
     gmail_emulator.reset()
+
+
+def _wait_until_idle(emulator: Emulator, timeout_s: float = 5.0) -> None:
+    """Until every logged request has finished (its duration is known), for at most `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while any(entry["duration_ms"] is None for entry in emulator.requests()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def make_emulator(emulator_mailbox: Path) -> Iterator[Callable[..., Emulator]]:
+    """Starts emulators of the test's own: `make_emulator(mailbox=None, **options)` takes `start_emulator`'s
+    options (`latency_ms`, `token_ttl_s`, `body_charset`, ...) over the test mailbox or another one. All are
+    stopped when the test ends."""
+    started: list[Emulator] = []
+
+    def make(mailbox: Path | None = None, **options: Any) -> Emulator:
+        started.append(start_emulator(mailbox or emulator_mailbox, **options))
+        return started[-1]
+
+    yield make
+    for running in started:
+        running.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_emulator() -> Iterator[Emulator]:
+    """One emulator per session over the bundled demo mailbox with dates rebased to now, as demo mode serves it.
+    Shared as is: tests that inject faults use `emulator` or `make_emulator` instead."""
+    from server.demo import DEMO_MAILBOX
+
+    with start_emulator(DEMO_MAILBOX, rebase_dates=True) as running:
+        yield running

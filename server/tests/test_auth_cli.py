@@ -13,6 +13,7 @@ import pytest
 
 from server import auth_cli
 from server.runtime.config import GMAIL_READONLY_SCOPE, PROJECT_ROOT
+from server.tests.support.emulator import emulator_env
 
 
 def test_missing_credentials_file_prints_the_steps_not_a_traceback(tmp_path):
@@ -70,8 +71,8 @@ def test_authorize_writes_an_owner_only_token_and_proves_it(emulator, tmp_path, 
     )
     (tmp_path / "credentials.json").write_text(json.dumps(DESKTOP_CLIENT))
     token_path = tmp_path / "out" / ".token.json"
-    monkeypatch.setenv("GMAIL_API_ENDPOINT", emulator.url)
-    monkeypatch.setenv("GMAIL_TOKEN_URI", emulator.token_uri)
+    for name, value in emulator_env(emulator, token_path).items():
+        monkeypatch.setenv(name, value)
     FakeFlow.calls.clear()
 
     code = auth_cli.main(
@@ -202,3 +203,22 @@ def test_sigterm_while_waiting_for_the_browser_exits_cleanly(tmp_path):
     finally:
         process.kill()
     assert process.returncode == 2 and "Authorization cancelled." in err and "Traceback" not in err
+
+
+def test_a_linux_machine_without_a_display_has_no_usable_browser(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
+        monkeypatch.delenv(name, raising=False)
+    assert auth_cli.browser_available() is False  # w3m or lynx would take over the terminal
+    monkeypatch.setenv("BROWSER", "wslview")
+    import webbrowser
+
+    monkeypatch.setattr(webbrowser, "get", lambda *_: object())
+    assert auth_cli.browser_available() is True
+
+
+def test_an_invalid_setting_is_named_not_a_traceback(monkeypatch, capsys):
+    monkeypatch.setenv("GMAIL_MCP_LOG_LEVEL", "loud")
+    assert auth_cli.main(["--verify-only"]) == 2
+    err = capsys.readouterr().err
+    assert "Invalid setting: GMAIL_MCP_LOG_LEVEL must be one of" in err and "Traceback" not in err

@@ -30,3 +30,33 @@ def test_request_shapes_read_like_the_table():
 def test_nearest_rank_percentiles():
     values = list(range(1, 21))
     assert percentile(values, 0.95) == 19 and percentile(values, 0.5) == 10 and percentile([7.0], 0.95) == 7.0
+
+
+def _report(cpu_ms: float, capsys) -> tuple[bool, str]:
+    from bench.measure import Overhead, Row, Sizes
+    from bench.report import print_report
+
+    row = Row("search", 2, walls_ms=[210.0] * 20, requests=[2] * 20, trips=[2] * 20, shape="list + batch")
+    naive = Row("naive", 2, walls_ms=[1100.0] * 20, requests=[11] * 20, trips=[11] * 20, shape="list + 10 gets")
+    passed = print_report(
+        rtt_ms=100,
+        runs=20,
+        mode="legacy",
+        rows=[row],
+        naive=naive,
+        overhead={"search": Overhead(cpu_ms=[cpu_ms] * 50, outside_gmail_ms=[3.0] * 50)},
+        cold_start_s=0.5,
+        cold_runs=5,
+        sizes=Sizes(2900, 10, 360, 3900, 0, 0),
+        tools_list_bytes=5000,
+        elapsed_s=1,
+    )
+    return passed, capsys.readouterr().out
+
+
+def test_the_report_says_whether_every_target_passed(capsys):
+    """search_bench exits non-zero exactly when a line of its report reads FAIL."""
+    passed, out = _report(3.0, capsys)
+    assert passed and "FAIL" not in out
+    passed, out = _report(6.3, capsys)
+    assert not passed and "FAILED targets: server CPU per call, search" in out

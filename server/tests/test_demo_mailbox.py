@@ -389,3 +389,11 @@ def test_long_message_for_truncation(mails: list[Parsed], by_message_id: dict[st
 
 def test_newest_date_is_a_fixed_utc_instant() -> None:
     assert datetime.fromisoformat("2026-11-20T01:45:00+00:00") == demo.NEWEST_DATE
+
+
+def test_offsite_attachments_are_where_the_facts_say(by_message_id: dict[str, Parsed]) -> None:
+    for name, (key, _phrase) in demo.OFFSITE_ATTACHMENTS.items():
+        parts = by_message_id[demo.NOTABLE[key].message_id].parts()
+        assert name in {part.get_filename() for part in parts}, (name, key)
+    thread = [m for m in by_message_id.values() if m.subject.endswith(demo.NOTABLE["offsite-1"].subject)]
+    assert len(thread) == demo.OFFSITE_THREAD_LENGTH

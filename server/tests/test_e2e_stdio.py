@@ -16,6 +16,8 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from server.runtime.config import PROJECT_ROOT
+from server.tests.support.emulator import emulator_env
+from server.toolsets import ALL_TOOLS
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
@@ -26,22 +28,11 @@ def anyio_backend():
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def emulator():
-    from server.demo import DEMO_MAILBOX
-    from server.emulator import start_emulator
-
-    with start_emulator(DEMO_MAILBOX, rebase_dates=True) as running:
-        yield running
-
-
 def server_env(emulator, token_path: Path) -> dict[str, str]:
     return {
         **os.environ,
         "PYTHONPATH": str(PROJECT_ROOT),
-        "GMAIL_API_ENDPOINT": emulator.url,
-        "GMAIL_TOKEN_URI": emulator.token_uri,
-        "GMAIL_TOKEN_PATH": str(token_path),
+        **emulator_env(emulator, token_path),
         "GMAIL_MCP_LOG_LEVEL": "INFO",
     }
 
@@ -52,11 +43,11 @@ def client_for(env: dict[str, str], mode: str, errlog) -> Client:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_search_page_and_read_over_stdio(emulator, tmp_path, mode):
-    env = server_env(emulator, emulator.write_token(tmp_path / "token.json"))
+async def test_search_page_and_read_over_stdio(demo_emulator, tmp_path, mode):
+    env = server_env(demo_emulator, demo_emulator.write_token(tmp_path / "token.json"))
     with open(tmp_path / "stderr.log", "w") as errlog:
         async with client_for(env, mode, errlog) as client:
-            assert {t.name for t in (await client.list_tools()).tools} == {"gmail_search_messages", "gmail_get_message"}
+            assert {t.name for t in (await client.list_tools()).tools} == set(ALL_TOOLS)
             ten = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 10})
             first = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 5})
             token = first.structured_content["next_page_token"]
@@ -79,21 +70,21 @@ async def test_search_page_and_read_over_stdio(emulator, tmp_path, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_server_recovers_when_a_token_appears(emulator, tmp_path, mode):
+async def test_server_recovers_when_a_token_appears(demo_emulator, tmp_path, mode):
     token_path = tmp_path / "token.json"
-    env = server_env(emulator, token_path)
+    env = server_env(demo_emulator, token_path)
     with open(os.devnull, "w") as errlog:
         async with client_for(env, mode, errlog) as client:
             before = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 1})
-            emulator.write_token(token_path)
+            demo_emulator.write_token(token_path)
             after = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 1})
     assert before.is_error and before.meta["gmail-mcp/error"]["category"] == "auth_error"
     assert "auth_cli.py" in before.meta["gmail-mcp/error"]["hint"]
     assert after.is_error is False and after.structured_content["result_count"] == 1
 
 
-def test_stdout_carries_only_json_rpc_and_eof_exits_cleanly(emulator, tmp_path):
-    env = server_env(emulator, emulator.write_token(tmp_path / "token.json"))
+def test_stdout_carries_only_json_rpc_and_eof_exits_cleanly(demo_emulator, tmp_path):
+    env = server_env(demo_emulator, demo_emulator.write_token(tmp_path / "token.json"))
     requests = [
         {
             "jsonrpc": "2.0",

@@ -3,36 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from googleapiclient.errors import HttpError
 
-from server.emulator import Emulator, start_emulator
-from server.tests.support.emulator import (
-    CHINESE_TEXT,
-    FILLER_COUNT,
-    OWNER,
-    PDF_BYTES,
-    build_mailbox,
-    decode_b64url,
-    gmail_service,
-)
+from server.emulator import Emulator
+from server.tests.support.emulator import CHINESE_TEXT, FILLER_COUNT, OWNER, PDF_BYTES, decode_b64url, gmail_service
 
 VISIBLE = 10 + FILLER_COUNT - 2  # everything but spam and trash
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
-    with start_emulator(build_mailbox(tmp_path_factory.mktemp("api") / "mail")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def gmail(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return gmail_service(emulator, emulator.write_token(tmp_path_factory.mktemp("token") / "token.json"))
+def gmail(gmail_emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return gmail_service(gmail_emulator, gmail_emulator.write_token(tmp_path_factory.mktemp("token") / "token.json"))
 
 
 def _ids(response: dict[str, Any]) -> list[str]:
@@ -232,19 +218,19 @@ def test_labels_and_profile(gmail: Any, emulator: Emulator) -> None:
     assert _status(caught)[0] == 403
 
 
-def test_max_results_clamps_to_500(tmp_path: Path) -> None:
+def test_max_results_clamps_to_500(make_emulator: Callable[..., Emulator], tmp_path: Path) -> None:
     lines = [
         f"From MAILER Mon Jan  1 00:00:00 2024\nFrom: bulk@x\nSubject: n{i}\n"
         f"Date: Mon, 01 Jan 2024 00:{i // 60 % 60:02d}:{i % 60:02d} +0000\n\nbody {i}\n"
         for i in range(510)
     ]
     (tmp_path / "big.mbox").write_text("".join(lines))
-    with start_emulator(tmp_path / "big.mbox") as big:
-        service = gmail_service(big, big.write_token(tmp_path / "token.json"))
-        first = service.users().messages().list(userId="me", maxResults=1000).execute()
-        assert len(first["messages"]) == 500 and first["resultSizeEstimate"] == 510
-        rest = service.users().messages().list(userId="me", maxResults=1000, pageToken=first["nextPageToken"])
-        assert len(rest.execute()["messages"]) == 10
+    big = make_emulator(tmp_path / "big.mbox")
+    service = gmail_service(big, big.write_token(tmp_path / "token.json"))
+    first = service.users().messages().list(userId="me", maxResults=1000).execute()
+    assert len(first["messages"]) == 500 and first["resultSizeEstimate"] == 510
+    rest = service.users().messages().list(userId="me", maxResults=1000, pageToken=first["nextPageToken"])
+    assert len(rest.execute()["messages"]) == 10
 
 
 def test_keep_alive_reuses_one_connection(emulator: Emulator, tmp_path: Path) -> None:
@@ -265,3 +251,60 @@ def test_emulator_bug_answers_500_not_a_dropped_connection(
     with pytest.raises(HttpError) as caught:
         gmail.users().getProfile(userId="me").execute()
     assert _status(caught)[:2] == (500, "backendError")
+
+
+def test_thread_formats_and_metadata_headers(gmail: Any, emulator: Emulator) -> None:
+    report = emulator.store.find("Quarterly report")[-1]
+    threads = gmail.users().threads()
+    full = threads.get(userId="me", id=report.thread_id).execute()
+    assert set(full) == {"id", "historyId", "messages"} and full["messages"][0]["payload"]["partId"] == ""
+    picked = threads.get(
+        userId="me", id=report.thread_id, format="metadata", metadataHeaders=["From", "References"]
+    ).execute()
+    names = [{h["name"] for h in m["payload"]["headers"]} for m in picked["messages"]]
+    assert names == [{"From"}, {"From", "References"}]  # only the headers asked for, where present
+    assert "body" not in picked["messages"][0]["payload"] and "parts" not in picked["messages"][0]["payload"]
+    minimal = threads.get(userId="me", id=report.thread_id, format="minimal").execute()
+    assert all("payload" not in m and m["labelIds"] for m in minimal["messages"])
+    assert [m["internalDate"] for m in minimal["messages"]] == sorted(m["internalDate"] for m in minimal["messages"])
+    with pytest.raises(TypeError):  # the client knows threads.get has no raw format; so does the emulator:
+        threads.get(userId="me", id=report.thread_id, format="raw")
+
+
+def test_user_label_counts_come_from_labels_get_in_a_batch(gmail: Any, emulator: Emulator) -> None:
+    from googleapiclient.http import BatchHttpRequest
+
+    work, receipts = emulator.store.label_id("Work"), emulator.store.label_id("Receipts/2024")
+    listed = gmail.users().labels().list(userId="me").execute()["labels"]
+    assert all("messagesTotal" not in label for label in listed)  # labels.list carries no counts, as in Gmail
+    answers: dict[str, Any] = {}
+    batch = BatchHttpRequest(
+        callback=lambda request_id, response, error: answers.update({request_id: response or error}),
+        batch_uri=emulator.url + "/batch/gmail/v1",
+    )
+    for label_id in (work, receipts, "STARRED"):
+        batch.add(gmail.users().labels().get(userId="me", id=label_id), request_id=label_id)
+    batch.execute()
+    tagged = {label_id: [m for m in emulator.store.messages if label_id in m.label_ids] for label_id in answers}
+    for label_id, answer in answers.items():
+        assert answer["messagesTotal"] == len(tagged[label_id]) > 0, label_id
+        assert answer["messagesUnread"] == sum("UNREAD" in m.label_ids for m in tagged[label_id])
+    assert answers[receipts]["name"] == "Receipts/2024" and answers[receipts]["type"] == "user"
+
+
+def test_attachment_ids_change_on_every_fetch_and_each_one_works(gmail: Any, emulator: Emulator) -> None:
+    invoice = emulator.store.find("Invoice")[0]
+
+    def attachment_id() -> str:
+        full = gmail.users().messages().get(userId="me", id=invoice.id).execute()
+        return next(p for p in full["payload"]["parts"] if p["filename"] == "invoice-42.pdf")["body"]["attachmentId"]
+
+    first, second = attachment_id(), attachment_id()
+    assert first != second
+    for token in (first, second):
+        got = gmail.users().messages().attachments().get(userId="me", messageId=invoice.id, id=token).execute()
+        assert decode_b64url(got["data"]) == PDF_BYTES
+    other = emulator.store.find("Quarterly report")[-1]
+    with pytest.raises(HttpError) as caught:  # an attachment id is bound to its message
+        gmail.users().messages().attachments().get(userId="me", messageId=other.id, id=first).execute()
+    assert _status(caught)[0] == 400

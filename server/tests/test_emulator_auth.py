@@ -8,7 +8,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,26 +16,13 @@ import pytest
 from google.auth.exceptions import RefreshError
 from googleapiclient.errors import HttpError
 
-from server.emulator import CLIENT_ID, CLIENT_SECRET, READONLY_SCOPE, REFRESH_TOKEN, Emulator, start_emulator
-from server.tests.support.emulator import build_mailbox, gmail_service
-
-
-@pytest.fixture(scope="module")
-def mailbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_mailbox(tmp_path_factory.mktemp("auth") / "mail")
-
-
-@pytest.fixture(scope="module")
-def emulator(mailbox: Path) -> Iterator[Emulator]:
-    with start_emulator(mailbox) as running:
-        yield running
+from server.emulator import CLIENT_ID, CLIENT_SECRET, READONLY_SCOPE, REFRESH_TOKEN, Emulator
+from server.tests.support.emulator import gmail_service
 
 
 @pytest.fixture
-def token_file(emulator: Emulator, tmp_path: Path) -> Iterator[Path]:
-    emulator.reset()
-    yield emulator.write_token(tmp_path / "token.json")
-    emulator.reset()
+def token_file(emulator: Emulator, tmp_path: Path) -> Path:
+    return emulator.write_token(tmp_path / "token.json")
 
 
 def _post_token(emulator: Emulator, **form: str) -> tuple[int, dict[str, Any]]:
@@ -103,19 +90,19 @@ def test_missing_or_unknown_bearer_is_gmail_shaped_401(emulator: Emulator, token
         assert body["error"]["errors"][0]["reason"] == "authError"
 
 
-def test_access_tokens_expire_after_ttl(mailbox: Path) -> None:
-    with start_emulator(mailbox, token_ttl_s=0.2) as short:
-        status, grant = _post_token(
-            short,
-            grant_type="refresh_token",
-            client_id=CLIENT_ID,
-            client_secret=CLIENT_SECRET,
-            refresh_token=REFRESH_TOKEN,
-        )
-        assert status == 200 and grant["token_type"] == "Bearer" and grant["scope"] == READONLY_SCOPE
-        assert _get(short.url + "/gmail/v1/users/me/profile", grant["access_token"])[0] == 200
-        time.sleep(0.25)
-        assert _get(short.url + "/gmail/v1/users/me/profile", grant["access_token"])[0] == 401
+def test_access_tokens_expire_after_ttl(make_emulator: Callable[..., Emulator]) -> None:
+    short = make_emulator(token_ttl_s=0.2)
+    status, grant = _post_token(
+        short,
+        grant_type="refresh_token",
+        client_id=CLIENT_ID,
+        client_secret=CLIENT_SECRET,
+        refresh_token=REFRESH_TOKEN,
+    )
+    assert status == 200 and grant["token_type"] == "Bearer" and grant["scope"] == READONLY_SCOPE
+    assert _get(short.url + "/gmail/v1/users/me/profile", grant["access_token"])[0] == 200
+    time.sleep(0.25)
+    assert _get(short.url + "/gmail/v1/users/me/profile", grant["access_token"])[0] == 401
 
 
 def test_revoked_refresh_token_is_invalid_grant(emulator: Emulator, token_file: Path) -> None:

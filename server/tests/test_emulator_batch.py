@@ -5,28 +5,20 @@ from __future__ import annotations
 import json
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
-from server.emulator import CLIENT_ID, CLIENT_SECRET, REFRESH_TOKEN, Emulator, start_emulator
-from server.tests.support.emulator import build_mailbox, gmail_service
-
-
-@pytest.fixture(scope="module")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
-    with start_emulator(build_mailbox(tmp_path_factory.mktemp("batch") / "mail")) as running:
-        yield running
+from server.emulator import CLIENT_ID, CLIENT_SECRET, REFRESH_TOKEN, Emulator
+from server.tests.support.emulator import gmail_service
 
 
 @pytest.fixture
-def gmail(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    emulator.reset()
-    yield gmail_service(emulator, emulator.write_token(tmp_path_factory.mktemp("token") / "token.json"))
-    emulator.reset()
+def gmail(emulator: Emulator, tmp_path: Path) -> Any:
+    return gmail_service(emulator, emulator.write_token(tmp_path / "token.json"))
 
 
 def _run_batch(emulator: Emulator, gmail: Any, requests: list[Any]) -> dict[str, tuple[Any, Any]]:

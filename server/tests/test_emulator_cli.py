@@ -14,19 +14,15 @@ from pathlib import Path
 import pytest
 
 from server.runtime.config import PROJECT_ROOT
-from server.tests.support.emulator import build_mailbox
+from server.tests.support.platforms import posix_signals
 
 
-@pytest.fixture(scope="module")
-def mailbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_mailbox(tmp_path_factory.mktemp("cli") / "mail")
-
-
-@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
-def test_cli_prints_one_url_and_stops_cleanly(mailbox: Path, tmp_path: Path, stop_signal: int) -> None:
+@posix_signals
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_cli_prints_one_url_and_stops_cleanly(emulator_mailbox: Path, tmp_path: Path, stop_signal: int) -> None:
     token = tmp_path / "token.json"
     process = subprocess.Popen(
-        [sys.executable, "-m", "server.emulator", "--mailbox", str(mailbox), "--write-token", str(token)],
+        [sys.executable, "-m", "server.emulator", "--mailbox", str(emulator_mailbox), "--write-token", str(token)],
         cwd=PROJECT_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -7,7 +7,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,28 +15,15 @@ import pytest
 from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
-from server.emulator import Emulator, start_emulator
-from server.tests.support.emulator import build_mailbox, control, gmail_service
+from server.emulator import Emulator
+from server.tests.support.emulator import control, gmail_service
 
 PROFILE = "/gmail/v1/users/me/profile"
 
 
-@pytest.fixture(scope="module")
-def mailbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_mailbox(tmp_path_factory.mktemp("faults") / "mail")
-
-
-@pytest.fixture(scope="module")
-def emulator(mailbox: Path) -> Iterator[Emulator]:
-    with start_emulator(mailbox) as running:
-        yield running
-
-
 @pytest.fixture
-def token_file(emulator: Emulator, tmp_path: Path) -> Iterator[Path]:
-    emulator.reset()
-    yield emulator.write_token(tmp_path / "token.json")
-    emulator.reset()
+def token_file(emulator: Emulator, tmp_path: Path) -> Path:
+    return emulator.write_token(tmp_path / "token.json")
 
 
 @pytest.fixture
@@ -149,18 +136,18 @@ def test_concurrency_limit_on_single_requests(emulator: Emulator, gmail: Any, to
     assert other.users().getProfile(userId="me").execute()  # slot free again
 
 
-def test_global_latency_is_per_outer_round_trip(mailbox: Path, tmp_path: Path) -> None:
-    with start_emulator(mailbox, latency_ms=100) as slow:
-        gmail = gmail_service(slow, slow.write_token(tmp_path / "token.json"))
-        started = time.perf_counter()
-        gmail.users().getProfile(userId="me").execute()  # /token + profile: two round trips
-        assert time.perf_counter() - started >= 0.2
-        batch = BatchHttpRequest(batch_uri=slow.url + "/batch/gmail/v1")
-        for message in slow.store.messages[:5]:
-            batch.add(gmail.users().messages().get(userId="me", id=message.id, format="minimal"))
-        batch.execute(http=gmail._http)
-        outer = slow.requests()[-1]
-        assert outer["batch_parts"] == 5 and 100 <= outer["duration_ms"] < 250  # one latency for five parts
+def test_global_latency_is_per_outer_round_trip(make_emulator: Callable[..., Emulator], tmp_path: Path) -> None:
+    slow = make_emulator(latency_ms=100)
+    gmail = gmail_service(slow, slow.write_token(tmp_path / "token.json"))
+    started = time.perf_counter()
+    gmail.users().getProfile(userId="me").execute()  # /token + profile: two round trips
+    assert time.perf_counter() - started >= 0.2
+    batch = BatchHttpRequest(batch_uri=slow.url + "/batch/gmail/v1")
+    for message in slow.store.messages[:5]:
+        batch.add(gmail.users().messages().get(userId="me", id=message.id, format="minimal"))
+    batch.execute(http=gmail._http)
+    outer = slow.requests()[-1]
+    assert outer["batch_parts"] == 5 and 100 <= outer["duration_ms"] < 250  # one latency for five parts
 
 
 def test_request_log_entries(emulator: Emulator, gmail: Any) -> None:

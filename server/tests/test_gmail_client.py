@@ -34,7 +34,9 @@ def test_retry_after_raises_the_wait_but_is_capped():
     policy = RetryPolicy()
     assert policy.delay_for(RateLimitedError("x", retry_after_s=7.5), 0) == 7.5
     assert policy.delay_for(RateLimitedError("x", retry_after_s=0.2), 1) == 2.0
-    assert policy.delay_for(RateLimitedError("x", retry_after_s=3600), 0) == 30.0
+    # Longer than one call should stall: answered at once (the hint says how long), never slept through.
+    assert policy.delay_for(RateLimitedError("x", retry_after_s=3600), 0) is None
+    assert policy.delay_for(RateLimitedError("x", retry_after_s=29), 2, lambda: 1.0) == 30.0  # capped after jitter
 
 
 def test_backoff_scale_shrinks_every_wait():
@@ -277,3 +279,18 @@ def test_client_retry_waits_use_its_random_source():
     fake = FakeGmail([gmail_error(503, "backendError", "down"), PROFILE], rand=random.Random(7).random)
     fake.client.get_profile()
     assert fake.sleeps == pytest.approx(expected) and 1.0 <= fake.sleeps[0] < 1.25
+
+
+def test_a_retry_after_beyond_the_cap_is_answered_at_once_with_the_wait_in_the_hint():
+    fake = FakeGmail([gmail_error(429, "rateLimitExceeded", "Too many", {"retry-after": "1800"})])
+    with pytest.raises(RateLimitedError) as caught:
+        fake.client.get_profile()
+    assert fake.sleeps == [] and "about 30 minute(s)" in caught.value.hint
+
+
+@pytest.mark.parametrize("fraction", [".25", ".123456789", ""])
+def test_retry_after_times_with_any_fraction_digits(fraction):
+    now = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+    message = f"Retry after 2027-01-15T08:00:05{fraction}Z"
+    assert parse_retry_after(None, message, now=now) == pytest.approx(5.0, abs=0.5)
+    assert parse_retry_after("inf", "", now=now) is None and parse_retry_after("nan", "", now=now) is None

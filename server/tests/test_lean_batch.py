@@ -109,3 +109,18 @@ def test_a_non_batch_answer_fails_the_same_way():
     answer = ({"status": "200", "content-type": "application/json"}, "{}")
     _, lean = run(LeanBatchHttpRequest, answer, ["a1"])
     assert lean == {"raised": BatchError}
+
+
+@pytest.mark.parametrize("ids", [["m1"], ["18c2f0a1b2c3d4e5", "a_b-C", "m3"], []])
+def test_requests_built_once_and_copied_equal_requests_built_per_id(ids):
+    from server.gmail.batch import requests_per_id
+
+    session = _Session(StaticCredentials().credentials, Recorder(({}, "")), "http://127.0.0.1:9")
+    params = {"userId": "me", "format": "metadata", "metadataHeaders": ["From", "Subject"], "fields": "id,snippet"}
+    copied = requests_per_id(lambda message_id: session.messages.get(id=message_id, **params), ids)
+    built = [session.messages.get(id=message_id, **params) for message_id in ids]
+    shape = lambda request: (request.uri, request.method, request.headers, request.body, request.methodId)  # noqa: E731
+    assert [shape(request) for request in copied] == [shape(request) for request in built]
+    if len(copied) > 1:  # each part owns its headers: credentials applied to one never leak into another
+        copied[0].headers["authorization"] = "Bearer x"
+        assert "authorization" not in copied[1].headers

@@ -9,6 +9,7 @@ from mcp.shared.exceptions import MCPError
 
 from server.protocol.dispatch import build_server
 from server.tests.support.fake_gmail import FakeGmail, gmail_error, list_page, metadata_batch
+from server.toolsets import ALL_TOOLS
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
@@ -28,14 +29,16 @@ async def test_tools_are_listed_with_schemas_and_read_only_annotations(mode):
     async with connect(FakeGmail([]), mode) as client:
         listed = (await client.list_tools()).tools
     by_name = {tool.name: tool for tool in listed}
-    assert set(by_name) == {"gmail_search_messages", "gmail_get_message"}
+    assert set(by_name) == set(ALL_TOOLS) >= {"gmail_search_messages", "gmail_get_message", "gmail_get_thread"}
     search = by_name["gmail_search_messages"]
     assert search.input_schema["required"] == ["query"]
     assert search.input_schema["properties"]["max_results"]["maximum"] == 50
     assert search.input_schema["additionalProperties"] is False
     assert "next_page_token" in search.output_schema["properties"]
     for tool in listed:
-        assert tool.annotations.read_only_hint and tool.annotations.idempotent_hint and tool.annotations.open_world_hint
+        assert tool.annotations.read_only_hint is True
+        # Meaningless for a read-only tool (MCP spec), and open world is the default: left out, not sent.
+        assert tool.annotations.destructive_hint is tool.annotations.open_world_hint is None
         assert "from:" in by_name["gmail_search_messages"].description
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)
         jsonschema.Draft202012Validator.check_schema(tool.output_schema)
@@ -112,7 +115,7 @@ async def test_a_bug_becomes_an_internal_error_result_not_a_crash():
         result = await client.call_tool("gmail_search_messages", {"query": "x"})
         assert result.meta["gmail-mcp/error"]["category"] == "internal_error"
         assert "boom" not in result.content[0].text  # internals stay in the log
-        assert len((await client.list_tools()).tools) == 2
+        assert len((await client.list_tools()).tools) == len(ALL_TOOLS)
 
 
 async def test_a_huge_unknown_argument_name_is_not_echoed_back_whole():

@@ -64,6 +64,12 @@ def test_short_dates_drop_seconds_and_show_one_zone():
     assert short_date(None) == "?"
 
 
+def test_dates_that_cannot_be_converted_are_shown_in_the_senders_offset():
+    """A hostile Date header (year 9999 west of UTC) must not fail a whole search."""
+    assert short_date("9999-12-31T23:59:59-12:00", zone_named("Asia/Tokyo")) == "9999-12-31 23:59-12:00"
+    assert short_date("1969-12-31T19:00:00-05:00", timezone.utc) == "1970-01-01 00:00+00:00"
+
+
 def test_a_newest_first_list_reads_in_order_in_the_display_zone(monkeypatch):
     """Each sender's own offset made `19:47-08:00, 13:13-08:00, 18:24+00:00` look out of order."""
     monkeypatch.setattr(DisplayZone, "zone", zone_named("Europe/Paris"))

@@ -59,11 +59,11 @@ async def test_429_retry_after_is_honoured(stack, where):
     before = len(stack.retry_waits())
     if where == "header":
         stack.emulator.add_fault(status=429, retry_after=3)
-        low, high = 0.0029, 0.0031  # 3 s (not the 1 s first backoff) times the 0.001 scale
+        low, high = 0.0029, 0.0041  # 3 s (not the 1 s first backoff) + up to 25% jitter, x 0.001, logged to 1 ms
     else:  # Gmail's usual form: "Retry after <RFC 3339 time>" in the message text
         when = (datetime.now(timezone.utc) + timedelta(seconds=10)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
         stack.emulator.add_fault(status=429, message=f"User-rate limit exceeded.  Retry after {when}")
-        low, high = 0.005, 0.0101  # ~10 s from now, less the time it took to get there, times 0.001
+        low, high = 0.005, 0.0131  # ~10 s from now, less the time it took, + up to 25% jitter, x 0.001, to 1 ms
     result, _ = await stack.call(SEARCH, INBOX, budget_s=5)
     assert not result.is_error and result.structured_content["result_count"] == 3
     [wait] = stack.retry_waits()[before:]

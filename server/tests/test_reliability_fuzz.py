@@ -3,9 +3,10 @@ unicode, negative and huge numbers, non-object arguments. Every case must end in
 `invalid_input` message wherever the arguments are invalid), never an exception, never `internal_error`, and
 valid results must match the tool's outputSchema.
 
-Most cases go straight to `dispatch.call_tool` on one event loop (a blocking portal) with an in-memory Gmail
-double, which keeps ~10,000 cases to seconds; a smaller set goes through a real in-process MCP client session
+Most cases go through a real in-process MCP client session on one event loop (a blocking portal) to an in-memory
+Gmail double, which keeps ~10,000 cases to seconds; a smaller set goes through a real in-process MCP client session
 into the real Google client stack and the emulator. `label_ids` gets its own property: no operator smuggling.
+Example counts scale the active hypothesis profile (conftest.py): ~10,000 cases at the default 300.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
+import mcp_types as types
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.client import Client
+from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
 from server.auth import TokenStore
@@ -27,18 +30,21 @@ from server.errors import NotFoundError
 from server.gmail.query import compose_query
 from server.gmail_client import GmailClient
 from server.protocol import dispatch
-from server.runtime.config import load_settings
 from server.runtime.observability import Metrics
+from server.tests.support.emulator import emulator_settings
+from server.tests.support.properties import examples
 from server.tests.support.reliability import CATEGORIES, GET, SEARCH, tally
 from server.tools import ToolContext
+from server.toolsets import ALL_TOOLS
 from server.toolsets import ALL_TOOLS as TOOLS
 from server.toolsets.messages.read import GetMessageInput
 from server.toolsets.messages.search import SearchMessagesInput
 
-DISPATCH_EXAMPLES = 900  # per tool; each example is several cases (see variants)  # per tool
-SESSION_EXAMPLES = 400
-LABEL_EXAMPLES = 1_000
-BASE = settings(deadline=None, database=None, suppress_health_check=list(HealthCheck), print_blob=True)
+# Cheap examples, so the fuzz runs a multiple of the profile's count (each example is several cases, see variants).
+DISPATCH_EXAMPLES = examples(3)  # per tool
+SESSION_EXAMPLES = examples(1.5)
+LABEL_EXAMPLES = examples(3)
+BASE = settings(suppress_health_check=list(HealthCheck))  # the property is the oracle here, not generation health
 SCHEMAS = {
     name: jsonschema.Draft202012Validator(dispatch.tool_definition(spec).output_schema) for name, spec in TOOLS.items()
 }
@@ -209,7 +215,20 @@ def is_valid(tool: str, arguments: Any) -> bool:
     return isinstance(arguments, dict | None)
 
 
+def as_received(tool: str, arguments: Any) -> Any:
+    """The arguments as the server receives them from an MCP client, which is what the oracle must judge.
+
+    The client serializes every request with pydantic, `request.model_dump(by_alias=True, mode="json",
+    exclude_none=True)` (mcp.client.session.ClientSession.send_request), and JSON mode writes NaN and infinity as
+    null: `{"label_ids": NaN}` arrives as `{"label_ids": null}`, which the server rightly accepts.
+    `test_the_oracle_sees_what_a_session_delivers` checks this mirror against a real session.
+    """
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
+    return request.model_dump(by_alias=True, mode="json", exclude_none=True)["params"].get("arguments")
+
+
 def check_answer(tool: str, arguments: Any, result: Any) -> None:
+    """`arguments` as the server received them (see `as_received`)."""
     text = result.content[0].text
     assert isinstance(text, str) and len(text) < 1_000_000
     if result.is_error:
@@ -269,9 +288,10 @@ def test_every_argument_shape_gets_an_answer(portal, memory_session, memory_cont
         batch = variants(arguments)
         answers = portal.call(answer_all, memory_session, memory_context, tool, batch)
         for case, result in zip(batch, answers, strict=True):
-            check_answer(tool, case, result)
+            via_session = isinstance(case, dict | None)
+            check_answer(tool, as_received(tool, case) if via_session else case, result)
             cases["valid"] += not result.is_error
-            cases["via_session"] += isinstance(case, dict | None)
+            cases["via_session"] += via_session
         cases["n"] += len(batch)
 
     one()
@@ -288,16 +308,42 @@ def test_every_argument_shape_gets_an_answer(portal, memory_session, memory_cont
 
 
 @pytest.fixture(scope="module")
+def echo_session(portal) -> Iterator[tuple[Client, list[Any]]]:
+    """A real in-process MCP client session to a server that only records the arguments it receives."""
+    received: list[Any] = []
+
+    async def on_call_tool(_request: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        received.append(params.arguments)
+        return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+    async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool(name=SEARCH, input_schema={"type": "object"})])
+
+    server = Server("echo", on_call_tool=on_call_tool, on_list_tools=on_list_tools)
+    with portal.wrap_async_context_manager(Client(server, mode="legacy")) as client:
+        yield client, received
+
+
+def test_the_oracle_sees_what_a_session_delivers(portal, echo_session):
+    client, received = echo_session
+    nan, inf = float("nan"), float("inf")
+    assert as_received(SEARCH, {"query": "in:inbox", "label_ids": nan}) == {"query": "in:inbox", "label_ids": None}
+    assert as_received(SEARCH, {"a": [inf, -inf], "b": {"c": nan}}) == {"a": [None, None], "b": {"c": None}}
+
+    @settings(BASE)
+    @given(arguments=tool_arguments(finite=False).filter(lambda a: isinstance(a, dict | None)))
+    def one(arguments: Any) -> None:
+        portal.call(client.call_tool, SEARCH, arguments)
+        assert received[-1] == as_received(SEARCH, arguments)
+
+    one()
+
+
+@pytest.fixture(scope="module")
 def emulator_session(portal, gmail_emulator, tmp_path_factory) -> Iterator[Client]:
     """A real MCP client session (in-process) -> the real Google client stack -> the session emulator."""
-    token = gmail_emulator.write_token(tmp_path_factory.mktemp("fuzz") / "token.json")
-    env = {
-        "GMAIL_API_ENDPOINT": gmail_emulator.url,
-        "GMAIL_TOKEN_URI": gmail_emulator.token_uri,
-        "GMAIL_TOKEN_PATH": str(token),
-        "GMAIL_MCP_QUOTA_UNITS_PER_S": "0",  # hundreds of calls in seconds: not a budget test
-    }
-    settings_ = load_settings(env=env, dotenv=False)
+    # Hundreds of calls in seconds: not a quota budget test.
+    settings_ = emulator_settings(gmail_emulator, tmp_path_factory.mktemp("fuzz"), quota_units_per_s=0.0)
     metrics = Metrics()
     context = ToolContext(
         gmail=GmailClient(settings_, TokenStore(settings_), metrics=metrics), enrich_top_k=3, metrics=metrics
@@ -324,7 +370,7 @@ def test_a_real_mcp_session_answers_every_argument_shape(portal, emulator_sessio
         # The MCP client itself refuses non-object arguments before sending; the dispatch fuzz covers those.
         batch = [case for case in variants(arguments) if isinstance(case, dict | None)]
         for case, result in zip(batch, portal.call(answer_all_over_mcp, tool, batch), strict=True):
-            check_answer(tool, case, result)
+            check_answer(tool, as_received(tool, case), result)
             cases["valid"] += not result.is_error
         cases["n"] += len(batch)
 
@@ -332,7 +378,7 @@ def test_a_real_mcp_session_answers_every_argument_shape(portal, emulator_sessio
     tally("fuzz_cases", cases["n"], layer="mcp session + emulator", answered_ok=cases["valid"])
     assert cases["n"] >= SESSION_EXAMPLES * 0.9 and cases["valid"] > 0
     # After all that, the session still lists its tools.
-    assert len(portal.call(emulator_session.list_tools).tools) == 2
+    assert len(portal.call(emulator_session.list_tools).tools) == len(ALL_TOOLS)
 
 
 _LABEL_TERM = re.compile(r'\Alabel:[^\s"(){}:]+\Z')

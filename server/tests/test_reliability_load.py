@@ -14,14 +14,13 @@ import httplib2
 import pytest
 
 from server.auth import TokenStore
-from server.emulator import start_emulator
 from server.gmail_client import GmailClient
 from server.protocol import dispatch
-from server.runtime.config import load_settings
 from server.runtime.observability import Metrics
-from server.tests.support.emulator import build_mailbox
+from server.tests.support.emulator import emulator_settings
 from server.tests.support.reliability import GET, SEARCH, StdoutWatch, mcp_over_stdio, result_text, server_env, tally
 from server.tools import ToolContext
+from server.toolsets import ALL_TOOLS
 
 pytestmark = pytest.mark.anyio
 LATENCY_MS = 200  # per round trip, like a distant Gmail
@@ -32,10 +31,9 @@ def anyio_backend():
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def slow_emulator(tmp_path_factory):
-    with start_emulator(build_mailbox(tmp_path_factory.mktemp("load") / "mail"), latency_ms=LATENCY_MS) as running:
-        yield running
+@pytest.fixture
+def slow_emulator(make_emulator):
+    return make_emulator(latency_ms=LATENCY_MS)
 
 
 def inbox_ids(emulator, count: int) -> list[str]:
@@ -82,7 +80,7 @@ async def test_twenty_concurrent_calls_all_succeed_and_pings_stay_prompt(slow_em
     ]
     serial_s = (10 * 1 + 10 * 2) * LATENCY_MS / 1000  # a get is one round trip, a search two (list + batch)
     assert concurrent_s < serial_s / 3, f"20 calls took {concurrent_s:.2f} s; one at a time would take {serial_s} s"
-    assert slow_pending and max(pings) < 0.5 and list_s < 0.5 and len(listed.tools) == 2
+    assert slow_pending and max(pings) < 0.5 and list_s < 0.5 and len(listed.tools) == len(ALL_TOOLS)
     assert watch.bad_lines == []
     tally("load", 20, concurrent_s=round(concurrent_s, 2), max_ping_ms=round(max(pings) * 1000, 1))
 
@@ -112,15 +110,7 @@ class WatchedHttp(httplib2.Http):
 
 
 async def test_no_http_object_is_ever_shared_by_concurrent_threads(slow_emulator, tmp_path):
-    settings = load_settings(
-        env={
-            "GMAIL_API_ENDPOINT": slow_emulator.url,
-            "GMAIL_TOKEN_URI": slow_emulator.token_uri,
-            "GMAIL_TOKEN_PATH": str(slow_emulator.write_token(tmp_path / "token.json")),
-            "GMAIL_MCP_QUOTA_UNITS_PER_S": "0",
-        },
-        dotenv=False,
-    )
+    settings = emulator_settings(slow_emulator, tmp_path, quota_units_per_s=0.0)
     metrics = Metrics()
     client = GmailClient(settings, TokenStore(settings), metrics=metrics, http_factory=lambda: WatchedHttp(timeout=10))
     ctx = ToolContext(gmail=client, enrich_top_k=3, metrics=metrics)

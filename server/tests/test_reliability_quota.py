@@ -15,6 +15,7 @@ from server.errors import GmailError
 from server.gmail.quota import QuotaLimiter
 from server.gmail_client import GmailClient
 from server.runtime.config import load_settings
+from server.tests.support.emulator import emulator_settings
 from server.tests.support.fake_gmail import StaticCredentials, gmail_error, json_response, list_page, metadata_batch
 from server.tests.support.reliability import tally
 
@@ -117,16 +118,8 @@ def test_each_gmail_call_and_each_batch_part_and_each_retry_is_charged():
 # -- against the emulator's per-user concurrency limit ----------------------------------------------------------
 
 
-def burst_of_gets(emulator, token_path, quota: QuotaLimiter, calls: int = 24) -> list[object]:
-    settings = load_settings(
-        env={
-            "GMAIL_API_ENDPOINT": emulator.url,
-            "GMAIL_TOKEN_URI": emulator.token_uri,
-            "GMAIL_TOKEN_PATH": str(token_path),
-            "GMAIL_MCP_BACKOFF_SCALE": "0.001",
-        },
-        dotenv=False,
-    )
+def burst_of_gets(emulator, directory, quota: QuotaLimiter, calls: int = 24) -> list[object]:
+    settings = emulator_settings(emulator, directory, backoff_scale=0.001)
     from server.auth import TokenStore
 
     client = GmailClient(settings, TokenStore(settings), quota=quota)
@@ -146,11 +139,10 @@ def burst_of_gets(emulator, token_path, quota: QuotaLimiter, calls: int = 24) ->
 
 
 def test_a_burst_queues_under_the_limiter_instead_of_earning_429s(emulator, tmp_path):
-    token = emulator.write_token(tmp_path / "token.json")
     emulator.set_concurrency_limit(3)
     emulator.add_fault(latency_ms=15, count=10_000)  # every call takes a moment, so unpaced calls pile up
 
-    burst_of_gets(emulator, token, QuotaLimiter(0))
+    burst_of_gets(emulator, tmp_path, QuotaLimiter(0))
     unpaced_429s = sum(1 for entry in emulator.requests() if entry["status"] == 429)
     assert unpaced_429s > 0  # the problem: a burst of 24 overruns a 3-request concurrency limit
 
@@ -158,7 +150,7 @@ def test_a_burst_queues_under_the_limiter_instead_of_earning_429s(emulator, tmp_
     emulator.set_concurrency_limit(3)
     emulator.add_fault(latency_ms=15, count=10_000)
     started = time.monotonic()
-    paced = burst_of_gets(emulator, token, QuotaLimiter(125, burst_units=5))  # one get per 40 ms
+    paced = burst_of_gets(emulator, tmp_path, QuotaLimiter(125, burst_units=5))  # one get per 40 ms
     elapsed = time.monotonic() - started
     assert all(isinstance(result, dict) for result in paced), [r for r in paced if not isinstance(r, dict)]
     assert [entry for entry in emulator.requests() if entry["status"] == 429] == []

@@ -16,6 +16,7 @@ import pytest
 
 from server.auth import write_token_file
 from server.runtime.observability import JsonFormatter, scrub
+from server.tests.support.platforms import posix_permissions
 from server.tests.support.reliability import (
     GET,
     SEARCH,
@@ -101,7 +102,7 @@ def test_scrub_redacts_bearer_tokens_and_masks_addresses():
     assert "ca***@example.net" in entry["detail"]
 
 
-@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+@posix_permissions
 def test_token_file_is_written_owner_only_whatever_the_umask(tmp_path):
     path = tmp_path / "token.json"
     path.write_text("{}")

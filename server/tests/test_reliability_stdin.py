@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from server.tests.support.platforms import posix_signals
 from server.tests.support.reliability import GET, SEARCH, RawServer, server_env, tally
 
 TEN_MB = 10 * 1024 * 1024
@@ -99,7 +100,7 @@ def test_eof_exits_cleanly_within_2_s_and_warns_about_an_open_token_file(emulato
     tally("lifecycle_case", case="EOF, idle")
 
 
-@pytest.mark.parametrize("how", ["EOF", "SIGTERM"])
+@pytest.mark.parametrize("how", ["EOF", pytest.param("SIGTERM", marks=posix_signals)])
 def test_shutdown_is_prompt_even_while_gmail_hangs(emulator, token_file, tmp_path, how):
     with start(emulator, token_file, tmp_path, GMAIL_MCP_TIMEOUT_S="30") as server:
         server.initialize()
@@ -120,6 +121,7 @@ def test_shutdown_is_prompt_even_while_gmail_hangs(emulator, token_file, tmp_pat
     tally("lifecycle_case", case=f"{how} during a hung Gmail call")
 
 
+@posix_signals
 def test_sigterm_with_stdin_left_open_exits_cleanly(emulator, token_file, tmp_path):
     token_file.chmod(0o600)
     with start(emulator, token_file, tmp_path) as server:

@@ -23,7 +23,7 @@ from server.toolsets.common import ToolInput
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
-READ_TOOLS = {"gmail_search_messages", "gmail_get_message"}
+READ_TOOLS = {spec.name for toolset in ALL_TOOLSETS if not toolset.opt_in for spec in toolset.tools}
 
 
 @pytest.fixture
@@ -92,8 +92,15 @@ async def test_listing_follows_the_token_scopes_and_carries_each_tools_annotatio
     readonly = _registry(emulator, tmp_path, [scopes.READONLY])
     async with Client(build_server(readonly, toolsets=TOOLSETS, enabled=frozenset({"tidy"})), mode=mode) as client:
         assert {tool.name for tool in (await client.list_tools()).tools} == READ_TOOLS
+        refused = await client.call_tool("test_archive", {})  # listed nowhere, but a result that says why
+        assert refused.is_error and refused.meta["gmail-mcp/error"]["category"] == "permission_denied"
+        assert "--scopes readonly,modify" in refused.meta["gmail-mcp/error"]["hint"]
         with pytest.raises(MCPError, match="Unknown tool"):
-            await client.call_tool("test_archive", {})
+            await client.call_tool("no_such_tool", {})
+    disabled = _registry(emulator, tmp_path, [scopes.READONLY, scopes.MODIFY])
+    async with Client(build_server(disabled, toolsets=TOOLSETS), mode=mode) as client:
+        refused = await client.call_tool("test_archive", {})
+        assert refused.is_error and "GMAIL_MCP_WRITE_TOOLS=tidy" in refused.meta["gmail-mcp/error"]["hint"]
 
     granted = _registry(emulator, tmp_path, [scopes.READONLY, scopes.MODIFY])
     async with Client(build_server(granted, toolsets=TOOLSETS, enabled=frozenset({"tidy"})), mode=mode) as client:

@@ -27,7 +27,7 @@ from server.toolsets import ALL_TOOLSETS
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
-READ_TOOLS = {"gmail_search_messages", "gmail_get_message"}
+READ_TOOLS = {spec.name for toolset in ALL_TOOLSETS if not toolset.opt_in for spec in toolset.tools}
 DRAFT_TOOLS = {"gmail_create_draft", "gmail_update_draft", "gmail_list_drafts", "gmail_delete_draft"}
 ALL_WRITE_TOOLS = DRAFT_TOOLS | {"gmail_modify_messages", "gmail_send_draft"}
 
@@ -85,7 +85,7 @@ async def test_annotations_tell_the_truth(tmp_path: Path):
     }
     assert hints["gmail_create_draft"] == (False, False, False)
     assert hints["gmail_update_draft"] == (False, False, True)
-    assert hints["gmail_list_drafts"] == (True, False, True)
+    assert hints["gmail_list_drafts"] == (True, None, None)  # read-only: the other hints say nothing
     assert hints["gmail_delete_draft"] == (False, True, True)
     assert hints["gmail_modify_messages"] == (False, False, True)  # label changes are idempotent
     assert hints["gmail_send_draft"] == (False, True, False)  # sending is destructive and not idempotent

@@ -10,7 +10,6 @@ write tool end in a tool error or a result, never in a crash and never in a send
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,18 +23,13 @@ from mcp.client import Client
 
 from server.runtime.confirmations import MAX_WRONG_CODES, ConfirmationBook, normalize_code
 from server.runtime.send_guard import SendGuard
+from server.tests.support.properties import examples
 from server.tests.support.writes import WriteStack, write_stack
 
 TTL = 300.0
-SEQUENCE_EXAMPLES = 60
-GARBAGE_EXAMPLES = 100
-BASE = settings(
-    deadline=None,
-    database=None,
-    derandomize="CI" in os.environ,
-    suppress_health_check=list(HealthCheck),
-    print_blob=True,
-)
+SEQUENCE_EXAMPLES = examples(0.2)  # each example is a whole conversation of calls
+GARBAGE_EXAMPLES = examples(0.35)
+BASE = settings(deadline=None, database=None, suppress_health_check=list(HealthCheck), print_blob=True)
 WRITE_TOOLS = [
     "gmail_create_draft",
     "gmail_update_draft",

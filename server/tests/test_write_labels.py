@@ -98,7 +98,9 @@ async def test_labels_are_created_only_when_asked(tmp_path: Path):
                 "gmail_modify_messages", {"message_ids": [report], "add_labels": ["Follow up"]}
             )
             assert refused.is_error and "No label named 'Follow up'" in refused.content[0].text
-            assert "Work" in refused.content[0].text  # the existing labels are named in the hint
+            assert "gmail_list_labels" in refused.content[0].text
+            typo = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "add_labels": ["Wrok"]})
+            assert "Did you mean 'Work'" in typo.content[0].text
             made = await client.call_tool(
                 "gmail_modify_messages",
                 {"message_ids": [report], "add_labels": ["Follow up"], "create_missing_labels": True},

@@ -14,14 +14,14 @@ from pydantic import Field, model_validator
 
 from server.errors import InvalidInputError, NotFoundError
 from server.gmail import scopes
+from server.gmail.label_match import find_label, unknown_label_hint
 from server.tools import Annotations, ToolContext, Toolset, ToolSpec
 from server.toolsets.common import MESSAGE_ID_PATTERN, ToolInput, ToolOutput
 from server.toolsets.drafts.common import audited
 
 MAX_IDS = 1000
 TOOL = "gmail_modify_messages"
-# System labels a person may put on or take off; SENT/DRAFT/CHAT are Gmail's own, SPAM/TRASH have their own paths.
-SETTABLE_SYSTEM = frozenset({"INBOX", "UNREAD", "STARRED", "IMPORTANT"})
+# Gmail's own labels (SENT, DRAFT, CHAT) and the ones with their own paths here (SPAM: never; TRASH: `trash`).
 RESERVED = frozenset({"SENT", "DRAFT", "CHAT", "SPAM", "TRASH"})
 MessageId = Annotated[str, Field(pattern=MESSAGE_ID_PATTERN)]
 LabelRef = Annotated[str, Field(min_length=1, max_length=225)]
@@ -64,35 +64,34 @@ class ModifyMessagesResult(ToolOutput):
 def _resolve(
     ctx: ToolContext, refs: list[str], *, adding: bool, create: bool
 ) -> tuple[list[str], list[str], list[str]]:
-    """(label ids, their display names, names to create) for the references; unknown ones are an error."""
-    labels = ctx.gmail.list_labels()
-    by_id = {str(label.get("id")): str(label.get("name") or label.get("id")) for label in labels}
-    by_name = {str(label.get("name", "")).lower(): str(label.get("id")) for label in labels}
+    """(label ids, their display names, names to create) for the references; unknown ones are an error.
+
+    Labels come from the account's label cache; a name it does not know is looked up again in a fresh list
+    (the person may have just created the label in Gmail) before it counts as unknown."""
     ids, names, to_create = [], [], []
     for ref in refs:
-        key, upper = ref.strip(), ref.strip().upper()
-        if upper in SETTABLE_SYSTEM or (upper.startswith("CATEGORY_") and upper in by_id):
-            label_id: str | None = upper
-        else:
-            label_id = key if key in by_id else by_name.get(key.lower())
-        if upper in RESERVED or label_id in RESERVED:
+        key = ref.strip()
+        if key.upper() in RESERVED:
             raise InvalidInputError(
                 f"{key!r} cannot be set with add_labels/remove_labels.",
                 hint="Use trash=true/false for Trash; SENT, DRAFT, CHAT and SPAM are not changed by this tool.",
             )
-        if label_id is None:
+        label = find_label(key, ctx.cache.labels()) or find_label(key, ctx.cache.labels(refresh=True))
+        if label is None:
             if adding and create:
                 to_create.append(key)
                 continue
-            user = sorted(name for lid, name in by_id.items() if lid.startswith("Label_"))[:30]
             raise InvalidInputError(
                 f"No label named {key!r}.",
-                hint="Existing labels: " + (", ".join(user) or "none") + ". Pass create_missing_labels=true to create "
-                "it (add_labels only).",
+                hint=unknown_label_hint(key, ctx.cache.labels())
+                + (" Pass create_missing_labels=true to create it (add_labels only)." if adding else ""),
             )
+        label_id = str(label["id"])
+        if label_id in RESERVED:
+            raise InvalidInputError(f"{key!r} cannot be set with add_labels/remove_labels.")
         if label_id not in ids:
             ids.append(label_id)
-            names.append(by_id.get(label_id, label_id))
+            names.append(str(label.get("name") or label_id))
     return ids, names, to_create
 
 
@@ -130,6 +129,7 @@ def modify_messages(ctx: ToolContext, args: ModifyMessagesInput) -> ModifyMessag
         add.append(str(created.get("id")))
         add_names.append(name)
         result.created_labels.append(name)
+        ctx.cache.labels(refresh=True)  # the new label is known at once to searches and later calls
     try:
         if add or remove:
             with audited(ctx, TOOL, "modify", ids=message_ids, add=add, remove=remove):
@@ -204,7 +204,7 @@ MODIFY_MESSAGES = ToolSpec(
     scopes=scopes.LABELING,
 )
 
-LABELS = Toolset(
+LABELING = Toolset(
     name="labels",
     description="Label, archive, mark read/unread, star, trash and restore messages.",
     tools=(MODIFY_MESSAGES,),

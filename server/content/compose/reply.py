@@ -1,9 +1,10 @@
-"""What a reply or forward takes from the original: threading headers, subject, recipients. Pure.
+"""What a reply or forward takes from the original message: threading headers and recipients. Pure.
 
 Gmail keeps a reply in its conversation only when the draft names the thread AND cites the original by its
 `Message-ID` header (never Gmail's internal id) in `In-Reply-To` and `References`, AND the subject matches once
 prefixes are ignored. Peers got each of these wrong (replies landing in new threads, `Re: Re: Re:` subjects,
-reply-all copying the person to themselves); each rule here is one small function with its own tests.
+reply-all copying the person to themselves). The subject rules and address comparison are the thread tool's
+(`server/content/reply.py`); this module applies them to one original message given by its headers.
 """
 
 from __future__ import annotations
@@ -14,15 +15,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from server.content.compose.addresses import Recipient, dedupe, lenient_recipients
+from server.content.reply import MAX_REFERENCES, base_subject, forward_subject, normalized_address, reply_subject
 
+__all__ = ["Mode", "Original", "Recipients", "Threading", "base_subject", "forward_subject", "reply_subject"]
 Mode = Literal["new", "reply", "reply_all", "forward"]
 _MESSAGE_ID = re.compile(r"<[^<>\s]{1,500}>")
-MAX_REFERENCES = 20  # RFC 5322 allows trimming: keep the first (the thread's root) and the most recent ones
-# Reply prefixes in the languages mail clients commonly use; "Re[2]:" and "Re:" with odd spacing included.
-_REPLY_PREFIX = re.compile(
-    r"^\s*(?:re|aw|sv|vs|antw|odp|rif|res|回复|回覆|答复|答覆)\s*(?:\[\d+\]|\(\d+\))?\s*[:：]", re.I
-)
-_FORWARD_PREFIX = re.compile(r"^\s*(?:fwd|fw|wg|tr|rv|enc|doorst|转发|轉寄|轉發)\s*(?:\[\d+\])?\s*[:：]", re.I)
 
 
 @dataclass(frozen=True)
@@ -59,32 +56,6 @@ def threading_for(original: Original) -> Threading:
     return Threading(thread_id=original.thread_id, in_reply_to=own, references=tuple(ordered))
 
 
-def reply_subject(subject: str) -> str:
-    """`Re: ` added once: a subject that already starts with a reply prefix (any language) is kept as it is."""
-    subject = " ".join(subject.split())
-    if _REPLY_PREFIX.match(subject):
-        return subject
-    return f"Re: {subject}" if subject else "Re:"
-
-
-def forward_subject(subject: str) -> str:
-    """`Fwd: ` added once (a forward of a reply is `Fwd: Re: ...`, as every mail client writes it)."""
-    subject = " ".join(subject.split())
-    if _FORWARD_PREFIX.match(subject):
-        return subject
-    return f"Fwd: {subject}" if subject else "Fwd:"
-
-
-def base_subject(subject: str) -> str:
-    """The subject without any reply/forward prefixes: what Gmail compares to keep a conversation together."""
-    subject = " ".join(subject.split())
-    while True:
-        match = _REPLY_PREFIX.match(subject) or _FORWARD_PREFIX.match(subject)
-        if match is None:
-            return subject.strip().lower()
-        subject = subject[match.end() :].strip()
-
-
 @dataclass(frozen=True)
 class Recipients:
     to: list[Recipient]
@@ -100,12 +71,17 @@ def reply_recipients(original: Original, mode: Mode, own: Iterable[str]) -> Reci
     duplicates removed; To keeps the original's To, Cc its Cc.
     A note to self (everyone is the person) answers the person.
     """
-    own_keys = {address.lower() for address in own}
-    mine = [Recipient("", address) for address in sorted(own_keys)]
+    own_keys = {normalized_address(address) for address in own}
+
+    def not_mine(people: list[Recipient]) -> list[Recipient]:  # Gmail's comparison: case, dots, +tags
+        return [person for person in people if normalized_address(person.email) not in own_keys]
+
     senders = lenient_recipients(original.header("reply-to")) or lenient_recipients(original.header("from"))
     original_to = lenient_recipients(original.header("to"))
     original_cc = lenient_recipients(original.header("cc"))
-    from_me = any(sender.key in own_keys for sender in lenient_recipients(original.header("from")))
+    from_me = any(
+        normalized_address(sender.email) in own_keys for sender in lenient_recipients(original.header("from"))
+    )
     if from_me:
         to = original_to
         cc = original_cc if mode == "reply_all" else []
@@ -114,8 +90,8 @@ def reply_recipients(original: Original, mode: Mode, own: Iterable[str]) -> Reci
         cc = original_cc
     else:
         to, cc = senders, []
-    to = dedupe(to, exclude=mine)
-    cc = dedupe(cc, exclude=[*mine, *to])
+    to = dedupe(not_mine(to))
+    cc = dedupe(not_mine(cc), exclude=to)
     if not to and not cc:  # a note to self, or an original with no usable address at all
         to = dedupe(senders) or dedupe(original_to)
     return Recipients(to=to, cc=cc)

@@ -9,13 +9,15 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
 from server.content.mime.part import MimePart, header_lines, unarmor_signed, unflow
 from server.content.mime.raw import payload_from_bytes
+from server.content.mime.tnef import TnefContent, describe_tnef, read_tnef
 from server.content.text.calendar_text import summarize_calendar
-from server.content.text.charsets import decode_header_value, decode_text, lenient_b64
+from server.content.text.charsets import decode_header_value, decode_text, lenient_b64, mojibake_candidate
 from server.content.text.html_text import html_to_text
 from server.content.text.tidy import tidy_text
 
@@ -38,6 +40,8 @@ _BODY_TEXT = {
     "text/rfc822-headers",
 }
 _PKCS7 = {"application/pkcs7-mime", "application/x-pkcs7-mime"}
+_TNEF = {"application/ms-tnef", "application/vnd.ms-tnef"}
+TNEF_SOURCE = "application/ms-tnef"
 _CID_REF = re.compile(r"""cid:([^"'\s)>]+)""", re.I)
 _PLACEHOLDER = re.compile(
     r"view (?:this |the |it )?(?:e-?mail |message |newsletter )?(?:in|on|with) (?:your |a |the )?(?:web ?)?browser"
@@ -79,7 +83,9 @@ class _Piece:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, attachment_bytes: Mapping[str, bytes] | None = None) -> None:
+        self.fetched = attachment_bytes if isinstance(attachment_bytes, Mapping) else {}
+        self.tnef: list[tuple[str, TnefContent | None]] = []  # (file name, what it holds; None: bytes absent)
         self.attachments: list[AttachmentInfo] = []
         self.notes: list[str] = []
         self.html: str | None = None
@@ -109,6 +115,9 @@ class _Walker:
             return self.forwarded(part, depth)
         if mime in _PKCS7:
             return self.smime(part)
+        if mime in _TNEF or part.filename().lower() == "winmail.dat":
+            self.winmail(part)
+            return _Piece()
         if self.is_attachment(part):
             self.attach(part)
             return _Piece()
@@ -142,9 +151,7 @@ class _Walker:
         if subtype == "alternative":
             return self.alternative(kids, depth)
         if subtype == "related" and kids:
-            start = part.params.get("start", "").strip().strip("<>")
-            ids = [MimePart(kid).headers.get("content-id", "").strip().strip("<>") for kid in kids] if start else []
-            root = ids.index(start) if start in ids else 0
+            root = _related_root(part, kids)
             piece = self.render(kids[root], depth + 1)
             for index, kid in enumerate(kids):
                 if index != root:
@@ -238,6 +245,16 @@ class _Walker:
         self.note("encrypted (S/MIME): body not readable")
         return _Piece(_ENCRYPTED.format("S/MIME"), "encrypted")
 
+    def winmail(self, part: MimePart) -> None:
+        """Outlook's TNEF wrapper: listed as an attachment; its body and files are read when its bytes are here
+        (raw messages, or bytes the caller fetched), and used as the body only if nothing else gives one."""
+        self.attach(part)
+        name = part.filename() or "winmail.dat"
+        attachment_id = part.attachment_id()
+        data = self.data(part) or (self.fetched.get(attachment_id, b"") if attachment_id else b"")
+        if len(self.tnef) < 8:
+            self.tnef.append((name, read_tnef(data) if isinstance(data, bytes) and data else None))
+
     # -- leaves -------------------------------------------------------------------------------------------------
     def is_attachment(self, part: MimePart) -> bool:
         if part.disposition == "attachment":
@@ -283,7 +300,8 @@ class _Walker:
     def decode(self, part: MimePart, data: bytes) -> str:
         declared = part.params.get("charset")
         text, how = decode_text(data, declared, guess=self.guesses_left > 0)
-        self.guesses_left -= how not in ("utf-8", "empty")  # any other path may have run the guesser
+        # Any other path may have run the guesser, and so may the mojibake check on UTF-8 text.
+        self.guesses_left -= how not in ("utf-8", "empty") or mojibake_candidate(text, declared)
         where = f"part {part.part_id or '(top)'}"
         if how.endswith("!"):
             self.note(f"{where}: some bytes matched no charset and were replaced with U+FFFD")
@@ -303,6 +321,43 @@ class _Walker:
         return _Piece(tidy_text(text), "text/plain")
 
 
+def _tnef_notes(walker: _Walker, piece: _Piece) -> _Piece:
+    """Say what each winmail.dat is and holds; its text becomes the body when the message has no other."""
+    for name, content in walker.tnef:
+        body, notes = describe_tnef(name, content, has_body=bool(piece.text.strip()))
+        if body:
+            piece = _Piece(tidy_text(body), TNEF_SOURCE)
+        for text in notes:
+            walker.note(text)
+    return piece
+
+
+def _related_root(part: MimePart, kids: list[object]) -> int:
+    """The root of a multipart/related (RFC 2387): the part whose Content-ID is the `start` parameter, else the
+    first part of the declared `type`, else the first part. Beyond the RFC, a first part that cannot be a body
+    (an image put first by a careless mailer) yields to the first text or multipart part."""
+    views = [MimePart(kid) for kid in kids[:MAX_PARTS]]
+    start = _cid(part.params.get("start", ""))
+    if start:
+        ids = [_cid(view.headers.get("content-id", "")) for view in views]
+        if start in ids:
+            return ids.index(start)
+    declared = part.params.get("type", "").strip().strip("\"'").lower()
+    if declared:
+        for index, view in enumerate(views):
+            if view.mime == declared:
+                return index
+    if views and not views[0].mime.startswith(("text/", "multipart/", "message/")):
+        for index, view in enumerate(views):
+            if view.mime.startswith(("text/", "multipart/")) and not view.filename():
+                return index
+    return 0
+
+
+def _cid(value: str) -> str:
+    return "".join(value.split()).strip("<>").lower()
+
+
 def _is_placeholder(plain: str, html_text: str) -> bool:
     plain, html_text = plain.strip(), html_text.strip()
     if not html_text:
@@ -314,18 +369,21 @@ def _is_placeholder(plain: str, html_text: str) -> bool:
     return len(plain) < 400 and 2 * len(html_text) > len(plain) and _PLACEHOLDER.search(plain) is not None
 
 
-def walk_payload(payload: object) -> WalkResult:
+def walk_payload(payload: object, attachment_bytes: Mapping[str, bytes] | None = None) -> WalkResult:
     """Walk a Gmail `full` payload (or one built from a raw message) and choose the readable body.
 
     Args:
         payload: The `payload` part tree of a messages.get resource.
+        attachment_bytes: Bytes of attachments the caller fetched, by attachment id (only winmail.dat is read).
 
     Returns:
         The chosen text and its source, the first HTML part's source, attachments (inline set for cid
         references and inline dispositions) and human-readable notes.
     """
-    walker = _Walker()
+    walker = _Walker(attachment_bytes)
     piece = walker.render(payload, 0)
+    if walker.tnef:
+        piece = _tnef_notes(walker, piece)
     attachments = [
         replace(item, inline=True) if item.content_id and item.content_id.lower() in walker.cids else item
         for item in walker.attachments

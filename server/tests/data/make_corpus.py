@@ -3,9 +3,9 @@
     .venv/bin/python -m server.tests.data.make_corpus          # rewrite server/tests/data/corpus/
     .venv/bin/python -m server.tests.data.make_corpus --check  # exit 1 if the committed files are stale
 
-The output is a pure function of the case definitions (corpus_text.py, corpus_structure.py), so regenerating
-gives byte-identical files; test_content_fidelity.py checks that. The 5 MB case is not written here: tests and
-the parse benchmark build it with `corpus_structure.large_case()` so the repository stays small.
+The output is a pure function of the case definitions (corpus_text.py, corpus_structure.py, corpus_more.py), so
+regenerating gives byte-identical files; test_content_fidelity.py checks that. The 5 MB case is not written here:
+tests and the parse benchmark build it with `corpus_structure.large_case()` so the repository stays small.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from server.tests.data.corpus_mime import Case
+from server.tests.data.corpus_more import more_cases
 from server.tests.data.corpus_structure import structure_cases
 from server.tests.data.corpus_text import charset_cases, encoding_cases, header_cases
 
@@ -26,7 +27,7 @@ EXPECTED = DATA_DIR / "expected.json"
 
 def all_cases() -> list[Case]:
     """Every committed corpus case, in file order."""
-    cases = charset_cases() + header_cases() + encoding_cases() + structure_cases()
+    cases = charset_cases() + header_cases() + encoding_cases() + structure_cases() + more_cases()
     names = [case.name for case in cases]
     duplicates = {name for name in names if names.count(name) > 1}
     if duplicates:

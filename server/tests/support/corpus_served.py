@@ -19,9 +19,10 @@ from server.auth import TokenStore
 from server.content.message import ParsedMessage, parse_message
 from server.emulator import Emulator, start_emulator
 from server.gmail_client import GmailClient
-from server.runtime.config import Settings, load_settings
+from server.runtime.config import Settings
 from server.tests.data.corpus_structure import large_case
 from server.tests.data.make_corpus import CORPUS_DIR, EXPECTED
+from server.tests.support.emulator import emulator_settings
 
 MODES = ("utf8", "declared")
 LARGE = large_case()
@@ -66,10 +67,8 @@ class Served:
 @contextmanager
 def serve(mailbox: Path, mode: str, token_dir: Path) -> Iterator[Served]:
     with start_emulator(mailbox, body_charset=mode) as emulator:
-        token = emulator.write_token(token_dir / f"token-{mode}.json")
         # The client-side quota budget would throttle a corpus-sized burst; tests never sleep.
-        base = load_settings(env={"GMAIL_MCP_QUOTA_UNITS_PER_S": "0"}, dotenv=False)
-        settings = base.with_overrides(api_endpoint=emulator.url, token_uri=emulator.token_uri, token_path=token)
+        settings = emulator_settings(emulator, token_dir / mode, quota_units_per_s=0.0)
         client = GmailClient(settings, TokenStore(settings), sleep=_never_sleep)
         ids = {str(m.message["X-Corpus-Case"]): m.id for m in emulator.store.messages}
         yield Served(mode, emulator, settings, client, ids)

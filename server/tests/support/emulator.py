@@ -3,6 +3,10 @@
 The mailbox covers what the emulator must get right: a reply thread by References, a Takeout mbox with
 X-GM-THRID and X-Gmail-Labels, GBK and ISO-2022-JP bodies, an HTML-only newsletter, an attachment, spam and
 trash, RFC 2047 headers, and enough filler for several pages.
+
+Pointing the server at an emulator is written once, here: `emulator_env` for a subprocess environment (or
+`load_settings(env=...)`), `emulator_settings` for an in-process `Settings`. The emulators themselves come from
+the fixtures in conftest.py (`emulator`, `gmail_emulator`, `make_emulator`, `demo_emulator`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import json
 import urllib.request
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httplib2
 from google.oauth2.credentials import Credentials
@@ -21,6 +25,7 @@ from google_auth_httplib2 import AuthorizedHttp
 from googleapiclient.discovery import build
 
 from server.emulator import Emulator
+from server.runtime.config import Settings, load_settings
 
 OWNER = "me@example.com"
 FILLER_COUNT = 25
@@ -203,6 +208,32 @@ def _write_takeout_mbox(path: Path) -> None:
         chunks.append(b"From 1790000000000000001@xxx Thu Feb 01 00:00:00 +0000 2024\n")
         chunks.append(message.as_bytes().replace(b"\r\n", b"\n") + b"\n")
     path.write_bytes(b"".join(chunks))
+
+
+class EmulatorAddress(Protocol):
+    """What pointing a server at an emulator needs: an in-process `Emulator` or bench's emulator subprocess."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def token_uri(self) -> str: ...
+
+
+def emulator_env(emulator: EmulatorAddress, token_path: Path) -> dict[str, str]:
+    """The variables that point the server at `emulator`, with the token file at `token_path`."""
+    return {
+        "GMAIL_API_ENDPOINT": emulator.url,
+        "GMAIL_TOKEN_URI": emulator.token_uri,
+        "GMAIL_TOKEN_PATH": str(token_path),
+    }
+
+
+def emulator_settings(emulator: Emulator, directory: Path, **overrides: Any) -> Settings:
+    """Settings from a clean environment (no `.env`) pointed at `emulator`, with a token it accepts written to
+    `directory/token.json`; `overrides` are `Settings` fields (e.g. `quota_units_per_s=0`)."""
+    token = emulator.write_token(directory / "token.json")
+    return load_settings(env=emulator_env(emulator, token), dotenv=False).with_overrides(**overrides)
 
 
 def gmail_service(emulator: Emulator, token_path: Path, *, timeout: float = 10) -> Any:

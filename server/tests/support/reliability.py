@@ -29,6 +29,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from server.emulator import CLIENT_SECRET, REFRESH_TOKEN, Emulator
 from server.runtime.config import PROJECT_ROOT
+from server.tests.support.emulator import emulator_env
 
 TALLY_ENV = "GMAIL_MCP_RELIABILITY_TALLY"
 CATEGORIES = frozenset(
@@ -66,9 +67,12 @@ def server_env(emulator: Emulator | None, token_path: Path, **settings: str) -> 
         GMAIL_MCP_BACKOFF_SCALE="0.001",  # 1/2/4 s become 1/2/4 ms
         GMAIL_MCP_LOG_LEVEL="DEBUG",  # the most log output, for the leak scans
         GMAIL_CREDENTIALS_PATH=str(token_path.parent / "no-credentials.json"),
+        # Fault cases count the requests each call makes: a cache answering a repeat would hide the fault.
+        GMAIL_MCP_SEARCH_CACHE_SIZE="0",
+        GMAIL_MCP_SUMMARY_CACHE_ENTRIES="0",
     )
     if emulator is not None:
-        env.update(GMAIL_API_ENDPOINT=emulator.url, GMAIL_TOKEN_URI=emulator.token_uri)
+        env.update(emulator_env(emulator, token_path))
     env.update(settings)
     return env
 
@@ -336,6 +340,21 @@ class FaultStack:
         assert self.stdout.bad_lines == []
         tally("fault_case", case=case)
 
+    async def warmed_up(self, timeout_s: float = 30) -> None:
+        """Waits for the server's warm-up after `initialize` (its log line), so no warm-up request lands among
+        the requests a fault case counts; then clears the emulator's log and faults."""
+        import anyio
+
+        done = {"gmail session ready", "warm-up stopped", "warm-up failed"}
+        with anyio.fail_after(timeout_s):
+            while not any(json.loads(line).get("event") in done for line in self._log_lines()):
+                await anyio.sleep(0.02)
+        self.emulator.reset()
+
+    def _log_lines(self) -> list[str]:
+        text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
+        return [line for line in text.splitlines() if line.startswith("{")]
+
     def retry_waits(self) -> list[float]:
         """The `wait_s` of every retry the server logged so far (JSON lines on its stderr)."""
         waits = []
@@ -354,6 +373,7 @@ async def fault_stack(root: Path, *, timeout_s: float = 0.75) -> Any:
         with open(stack.stderr_path, "w", encoding="utf-8") as errlog, stack.stdout.watching():
             async with mcp_over_stdio(stack.env(), errlog) as client:
                 stack.client = client
+                await stack.warmed_up()
                 yield stack
     finally:
         stack.stop_emulator()

@@ -57,6 +57,9 @@ class ScopedSource:
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         return self.granted
 
+    def warm_up(self) -> None:
+        """Nothing to prepare: the tests count every request the tools make."""
+
 
 @dataclass
 class WriteStack:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from server.content.message import parse_message, slice_body, strip_quoted_reply
+from server.content.reply import message_id_header, references_header
 from server.content.text.snippets import clean_snippet
 from server.errors import InvalidInputError
 from server.tools import ToolContext, ToolSpec
@@ -25,25 +26,20 @@ from server.toolsets.common import (
 )
 
 DEFAULT_MAX_BODY_CHARS = 20_000
-DETAIL_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date")
+DETAIL_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date", "Message-ID", "References")
 MAX_LISTED_ATTACHMENTS = 100  # the rest are counted in a note
 
 
 class GetMessageInput(ToolInput):
-    message_id: str = Field(
-        pattern=MESSAGE_ID_PATTERN, description="The message id, exactly as returned by gmail_search_messages."
-    )
+    message_id: str = Field(pattern=MESSAGE_ID_PATTERN, description="An id from gmail_search_messages.")
     format: Literal["full", "metadata"] = Field(
         "full",
-        description='"full": headers, readable body text and attachment list. "metadata": headers and snippet only '
-        "(faster, much smaller; use it to check who/when/what before reading).",
+        description='"full": headers, body text, attachments. "metadata": headers and snippet only (small).',
     )
-    max_body_chars: Count = Field(
-        DEFAULT_MAX_BODY_CHARS, ge=200, le=200_000, description="Longest body_text to return; longer bodies are cut."
-    )
-    offset: Count = Field(0, ge=0, description="Start of body_text, in characters: pass next_offset to read on.")
-    include_html: bool = Field(False, description="Also return the raw HTML source (large; rarely needed).")
-    strip_quoted: bool = Field(False, description='Drop quoted reply history ("On ... wrote:" and > lines).')
+    max_body_chars: Count = Field(DEFAULT_MAX_BODY_CHARS, ge=200, le=200_000)
+    offset: Count = Field(0, ge=0, description="Pass next_offset to read on.")
+    include_html: bool = Field(False, description="Also return the HTML source (large).")
+    strip_quoted: bool = Field(False, description='Drop quoted reply history ("On ... wrote:" in any language).')
 
 
 class MessageHeaders(ToolOutput):
@@ -59,7 +55,7 @@ class AttachmentItem(ToolOutput):
     filename: str
     mime_type: str
     size: int
-    attachment_id: str | None = None
+    part_id: str = Field(description="Pass with the message id to gmail_read_attachment to read the file.")
     inline: bool = False
 
 
@@ -70,6 +66,8 @@ class GetMessageResult(ToolOutput):
     snippet: str
     headers: MessageHeaders
     date_iso: str | None = None
+    message_id_header: str | None = Field(None, description="The Message-ID header: a reply's In-Reply-To.")
+    references: str | None = Field(None, description="The References header (the ids of earlier messages).")
     format: Literal["full", "metadata"]
     body_text: str | None = Field(None, description="Readable text of the body (HTML converted when needed).")
     body_html: str | None = None
@@ -106,6 +104,8 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
             date=bounded(parsed.date_raw, MAX_ITEM_FIELD_CHARS),
         ),
         "date_iso": parsed.date_iso,
+        "message_id_header": bounded(message_id_header(parsed), MAX_ITEM_FIELD_CHARS),
+        "references": bounded(references_header(parsed)),
         "format": args.format,
         "notes": list(parsed.notes),
     }
@@ -136,7 +136,7 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
                     filename=bounded(item.filename, MAX_ITEM_FIELD_CHARS) or "",
                     mime_type=bounded(item.mime_type, MAX_ITEM_FIELD_CHARS) or "",
                     size=item.size,
-                    attachment_id=item.attachment_id,
+                    part_id=item.part_id,
                     inline=item.inline,
                 )
                 for item in parsed.attachments[:MAX_LISTED_ATTACHMENTS]
@@ -164,11 +164,13 @@ def render_message(result: GetMessageResult) -> str:
         if value
     ]
     lines.append(f"Id: {result.id} | Thread: {result.thread_id} | Labels: {', '.join(result.label_ids) or '-'}")
+    if result.message_id_header:
+        lines.append(f"Message-ID: {result.message_id_header}")
     if result.attachments:
         lines.append(
-            "Attachments: "
+            "Attachments (read with gmail_read_attachment): "
             + "; ".join(
-                f"{a.filename} ({a.mime_type}, {a.size} bytes{', inline' if a.inline else ''})"
+                f"{a.filename} (part {a.part_id}, {a.mime_type}, {a.size} bytes{', inline' if a.inline else ''})"
                 for a in result.attachments
             )
         )
@@ -191,9 +193,9 @@ GET_MESSAGE = ToolSpec(
     name="gmail_get_message",
     title="Read a Gmail message",
     description=(
-        "Read one message by an id from gmail_search_messages: headers, readable body text (HTML "
-        "converted) and attachment names, or with format='metadata' only headers and snippet, cheaply. "
-        "A long body comes in pieces: read on with offset=next_offset. " + UNTRUSTED_CONTENT
+        "Read one message by an id from gmail_search_messages: headers, readable body text and attachment "
+        "list, or with format='metadata' only headers and snippet. Read a long body on with "
+        "offset=next_offset. " + UNTRUSTED_CONTENT
     ),
     input_model=GetMessageInput,
     output_model=GetMessageResult,

@@ -23,8 +23,9 @@ from pydantic import (
 
 from server.content.message import header_value, parse_addresses, to_iso_date
 from server.content.text.snippets import clean_snippet
+from server.gmail.cache import SUMMARY_FIELDS, SUMMARY_HEADERS
 from server.gmail.query import compose_query
-from server.tools import ToolContext, ToolSpec
+from server.tools import LinkBlock, ToolContext, ToolSpec
 from server.toolsets.common import (
     MAX_ITEM_FIELD_CHARS,
     UNTRUSTED_CONTENT,
@@ -32,16 +33,19 @@ from server.toolsets.common import (
     ToolInput,
     ToolOutput,
     bounded,
+    message_uri,
     omitted_when_none,
     reject_bool,
     short_date,
 )
+from server.toolsets.messages.label_filter import LabelFilter
 
 MAX_RESULTS_LIMIT = 50
+LINK_NAME_CHARS = 80
 MAX_PAGES = 10  # hard cap on messages.list calls per search, whatever Gmail answers
 GMAIL_PAGE_LIMIT = 500
-ENRICH_HEADERS = ("From", "Subject", "Date")
-ENRICH_FIELDS = "id,threadId,snippet,internalDate,payload/headers"
+ENRICH_HEADERS = SUMMARY_HEADERS  # ("From", "Subject", "Date"): what the message summary cache keeps
+ENRICH_FIELDS = SUMMARY_FIELDS
 EMPTY_RESULT_HINT = (
     "No messages matched. Try fewer or broader terms, drop a filter (newer_than_days, label_ids), check spelling "
     "of addresses, or add in:anywhere to include archived, spam and trash."
@@ -57,27 +61,27 @@ class SearchMessagesInput(ToolInput):
     query: str = Field(
         max_length=2000,
         description=(
-            "Gmail search query, same syntax as the Gmail search box: from:, to:, subject:, label:, is:unread, "
-            "is:starred, has:attachment, filename:, after:2024/01/31, before:, older_than:/newer_than: (d/m/y), "
-            'larger:5M, "exact phrase", OR, -exclude, ( ). May be "" when newer_than_days or label_ids is given.'
+            "Gmail search box syntax: from:, to:, subject:, label:, is:unread, is:starred, has:attachment, "
+            'filename:, after:2024/01/31, before:, newer_than:2d, larger:5M, "exact phrase", OR, -word, ( ). '
+            'May be "" when newer_than_days or label_ids is given.'
         ),
     )
-    max_results: Count = Field(10, ge=1, le=MAX_RESULTS_LIMIT, description="How many messages to return (1-50).")
+    max_results: Count = Field(10, ge=1, le=MAX_RESULTS_LIMIT)
     # Bounds before the validator, inside the Annotated: placed after it, or on the union, pydantic still
     # enforces them but writes `ge`/`le` (not JSON Schema) into the schema instead of minimum/maximum.
     newer_than_days: Annotated[int, Field(ge=1, le=36500), BeforeValidator(reject_bool)] | None = Field(
-        None, description="Only messages from the last N days (adds newer_than:Nd)."
+        None, description="Only the last N days."
     )
     label_ids: list[LabelName] | None = Field(
         None,
         max_length=20,
-        description='Labels every result must carry, e.g. ["INBOX", "STARRED"] or a user label name (adds label:X).',
+        description='Labels all results carry: system ids ("INBOX", "STARRED") or user label names or ids.',
     )
     page_token: str | None = Field(
         None,
         min_length=1,
         max_length=2000,
-        description="next_page_token from a previous call with the same query, to get the following results.",
+        description="next_page_token of the previous call (same query).",
     )
 
     @field_validator("label_ids")
@@ -196,7 +200,9 @@ def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchR
 
 
 def search_messages(ctx: ToolContext, args: SearchMessagesInput) -> SearchMessagesResult:
-    query = compose_query(args.query, newer_than_days=args.newer_than_days, label_ids=args.label_ids)
+    labels = LabelFilter(ctx.cache)
+    label_names = labels.search_terms(args.label_ids) if args.label_ids else None
+    query = compose_query(args.query, newer_than_days=args.newer_than_days, label_ids=label_names)
     collected = collect_message_refs(
         lambda token, size: ctx.gmail.list_messages(query=query, max_results=size, page_token=token),
         limit=args.max_results,
@@ -223,6 +229,8 @@ def search_messages(ctx: ToolContext, args: SearchMessagesInput) -> SearchMessag
 
     hint = None
     if not items:
+        if args.label_ids and not args.page_token:
+            labels.check_names(args.label_ids)  # an unknown label name: the closest names, not an empty result
         hint = EMPTY_RESULT_HINT
     elif failures:
         hint = f"{failures} result(s) could not be enriched; gmail_get_message with their id shows the details."
@@ -242,6 +250,17 @@ def search_messages(ctx: ToolContext, args: SearchMessagesInput) -> SearchMessag
 # -- rendering ---------------------------------------------------------------------------------------------------
 
 
+def render_item(number: int, item: SearchResultItem) -> list[str]:
+    """`N. id | date | from | subject` and the snippet below it; the id alone for a result without details."""
+    if item.subject is None and item.from_email is None:
+        return [f"{number}. {item.id}"]
+    sender = f"{item.from_name} <{item.from_email}>" if item.from_name else (item.from_email or "?")
+    lines = [f"{number}. {item.id} | {short_date(item.date)} | {sender} | {item.subject or '(no subject)'}"]
+    if item.snippet:
+        lines.append(f"   {item.snippet}")
+    return lines
+
+
 def render_search(result: SearchMessagesResult) -> str:
     """One line per result (id | date | from | subject) and its snippet below: what the model needs to pick one.
 
@@ -253,13 +272,7 @@ def render_search(result: SearchMessagesResult) -> str:
     head = f"{result.result_count} message(s) for `{result.query}`, newest first"
     lines = [head + (" (id | date | from | subject):" if len(bare) < len(result.messages) else ":")]
     for number, item in enumerate(result.messages, 1):
-        if item.subject is None and item.from_email is None:
-            lines.append(f"{number}. {item.id}")
-            continue
-        sender = f"{item.from_name} <{item.from_email}>" if item.from_name else (item.from_email or "?")
-        lines.append(f"{number}. {item.id} | {short_date(item.date)} | {sender} | {item.subject or '(no subject)'}")
-        if item.snippet:
-            lines.append(f"   {item.snippet}")
+        lines += render_item(number, item)
     if bare and not result.hint:
         lines.append('Results with an id only: gmail_get_message (format="metadata" is cheap) shows who and what.')
     if result.next_page_token:
@@ -269,19 +282,30 @@ def render_search(result: SearchMessagesResult) -> str:
     return "\n".join(lines)
 
 
+def search_links(result: SearchMessagesResult) -> list[LinkBlock]:
+    """A resource link per result (gmail://messages/{id}), named by its subject, for clients that open them."""
+    return [
+        LinkBlock(
+            uri=message_uri(item.id),
+            name=clean_snippet(item.subject, LINK_NAME_CHARS) or item.id if item.subject else item.id,
+            mime_type="text/markdown",
+        )
+        for item in result.messages
+    ]
+
+
 SEARCH_MESSAGES = ToolSpec(
     name="gmail_search_messages",
     title="Search Gmail",
     description=(
         "Search the user's Gmail with Gmail's search syntax, newest first: id, date, sender, subject and "
-        "snippet for the first 10 results, ids only for the rest. Examples: 'from:alice@example.com "
-        "subject:invoice', 'is:unread newer_than:2d', 'has:attachment filename:pdf after:2024/01/01', "
-        "'\"quarterly report\" -label:promotions'. Spam and trash are left out unless the query says "
-        "in:anywhere, in:spam or in:trash. For more, pass next_page_token back as page_token with the same "
-        "query. Read a message with gmail_get_message. " + UNTRUSTED_CONTENT
+        "snippet for the first 10 results, ids only for the rest. E.g. 'from:alice@example.com subject:invoice', "
+        "'is:unread newer_than:2d'. Spam and trash only with in:anywhere, in:spam or in:trash. For more, pass "
+        "next_page_token back as page_token. " + UNTRUSTED_CONTENT
     ),
     input_model=SearchMessagesInput,
     output_model=SearchMessagesResult,
     run=search_messages,
     render=render_search,
+    blocks=search_links,
 )

@@ -1,0 +1,51 @@
+"""What the client's batches are made of: a part per id, a list page riding along, and how failed parts rank.
+
+Pure data and functions (no I/O): `gmail_client.py` sends the batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from server.errors import GmailError, RateLimitedError
+from server.gmail.sessions import Session
+
+
+@dataclass(frozen=True)
+class ListAlongside:
+    """A small messages.list page sent as one more part of a metadata batch (no extra round trip); `deliver`
+    receives its answer if it succeeded (the caches use it to look ahead of a search page)."""
+
+    query: str
+    page_token: str
+    max_results: int
+    deliver: Callable[[dict[str, Any]], None]
+    include_spam_trash: bool = False
+
+    def request(self, session: Session) -> Any:
+        return session.messages.list(
+            userId="me",
+            q=self.query,
+            maxResults=self.max_results,
+            pageToken=self.page_token,
+            includeSpamTrash=self.include_spam_trash,
+            fields="messages(id,threadId)",
+        )
+
+
+ALONGSIDE_ID = "list-alongside"  # not a message id: those are hex digits
+
+
+MakePart = Callable[[Session, str], Any]
+
+
+def batch_name(endpoint: str) -> str:
+    """`messages.get(metadata)` -> `messages.get(batch)`: how batch requests are logged."""
+    return endpoint.split("(", 1)[0] + "(batch)"
+
+
+def patience(error: GmailError) -> tuple[bool, float]:
+    """Orders retryable errors by how long they ask to wait: rate limits first, then the longest Retry-After."""
+    return isinstance(error, RateLimitedError), error.retry_after_s or 0.0
