@@ -18,7 +18,7 @@ def env(emulator, tmp_path, scopes, **extra):
 
 
 def test_groups_lacking_their_scope_are_named_with_the_command(emulator, tmp_path):
-    result = check(env(emulator, tmp_path, ["readonly", "compose"]))
+    result = check(tmp_path, env(emulator, tmp_path, ["readonly", "compose"]))
     assert result.returncode == 0, result.stdout
     [warning] = [line for line in result.stdout.splitlines() if line.startswith("[warn]") and "tools" in line]
     assert "'labels' tools are enabled but the token lacks their scope (modify)" in warning
@@ -36,7 +36,7 @@ def test_a_fully_granted_dry_run_setup_says_so(emulator, tmp_path):
         "GMAIL_MCP_AUDIT_LOG": str(tmp_path / "audit.jsonl"),
         "GMAIL_MCP_ATTACH_DIR": str(folder),
     }
-    result = check(env(emulator, tmp_path, ["readonly", "compose", "modify"], **extra))
+    result = check(tmp_path, env(emulator, tmp_path, ["readonly", "compose", "modify"], **extra))
     assert "[  ok] write tools enabled and granted: drafts, labels, send" in result.stdout
     assert "DRY RUN (nothing is changed or sent)" in result.stdout and "at most 3 sends an hour" in result.stdout
     assert str(tmp_path / "audit.jsonl") in result.stdout and f"attachments only from {folder}" in result.stdout
@@ -44,6 +44,6 @@ def test_a_fully_granted_dry_run_setup_says_so(emulator, tmp_path):
 
 
 def test_an_unknown_group_stops_the_server_with_the_valid_names(tmp_path):
-    result = check({"GMAIL_MCP_WRITE_TOOLS": "drafts,sendmail"})
+    result = check(tmp_path, {"GMAIL_MCP_WRITE_TOOLS": "drafts,sendmail"})
     assert result.returncode == 2
     assert "unknown write tool group(s) sendmail" in result.stderr and "valid: drafts, labels, send" in result.stderr

@@ -22,6 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.emulator import build_mailbox
+from server.toolsets import ALWAYS_ON_TOOLS
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
@@ -122,10 +123,7 @@ async def test_enabled_without_the_scope_warns_and_lists_nothing_that_would_fail
     env = env_for(emulator, tmp_path, ["readonly"])
     with open(tmp_path / "stderr.log", "w") as errlog:
         async with client(env, "auto", errlog) as session:
-            assert {t.name for t in (await session.list_tools()).tools} == {
-                "gmail_search_messages",
-                "gmail_get_message",
-            }
+            assert {t.name for t in (await session.list_tools()).tools} == set(ALWAYS_ON_TOOLS)
     warnings = [json.loads(line) for line in (tmp_path / "stderr.log").read_text().splitlines()]
     text = " ".join(line["event"] for line in warnings if line["level"] == "WARNING")
     assert "'drafts' tools are enabled but the token lacks their scope" in text and "--scopes readonly,compose" in text

@@ -18,3 +18,7 @@ from server.toolsets.threads import THREADS
 
 ALL_TOOLSETS: tuple[Toolset, ...] = (MESSAGES, THREADS, ATTACHMENTS, LABELS, CHANGES, DRAFTS, LABELING, SEND)
 ALL_TOOLS: dict[str, ToolSpec] = {spec.name: spec for toolset in ALL_TOOLSETS for spec in toolset.tools}
+# What a server lists with nothing enabled: every tool but the opt-in write groups'.
+ALWAYS_ON_TOOLS: dict[str, ToolSpec] = {
+    spec.name: spec for toolset in ALL_TOOLSETS if not toolset.opt_in for spec in toolset.tools
+}
