@@ -233,7 +233,8 @@ def _nulls(value: Any) -> int:
 
 def output_sizes(sample: Any) -> Sizes:
     """Bytes of a 10-result search answer: its text content and its structuredContent (compact JSON, UTF-8)."""
-    text = "\n".join(block.text for block in sample.content)
+    # Text blocks only: the resource links a search adds (one per result) are not text the model reads.
+    text = "\n".join(block.text for block in sample.content if getattr(block, "type", "") == "text")
     structured = sample.structured_content
     messages = structured["messages"]
     enriched = [m for m in messages if m.get("subject") is not None or m.get("from_email") is not None]

@@ -12,7 +12,7 @@ from bench.measure import Overhead, Row, Sizes
 WALL_FACTOR = 1.25  # wall p50 may exceed the ideal (round trips x RTT) by this factor
 OVERHEAD_P50_MS = 5.0
 TEXT_BYTES_PER_RESULT = 500
-TOOLS_LIST_BYTES = 12 * 1024  # every read tool: search, get, thread, attachment, labels, changes
+TOOLS_LIST_BYTES = 10 * 1024  # every read tool: search, get, thread, attachment, labels, changes
 COLD_START_S = 1.0
 
 

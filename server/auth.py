@@ -26,8 +26,11 @@ from server.hints import quoted_auth_command, rerun_auth
 from server.runtime import cost
 from server.runtime.config import Settings
 from server.runtime.observability import get_logger
+from server.runtime.token_crypto import KeyUnavailable, is_sealed, seal, sealed_with, unseal
 
 log = get_logger("auth")
+# Our own keys in a token file, beside google-auth's (which records the address as `account`): kept on refresh.
+PRESERVED_KEYS = ("authorized_at",)
 
 # Scopes that include read access to messages and search. gmail.metadata cannot use `q` nor read bodies.
 SUFFICIENT_SCOPES = scopes.READ
@@ -76,10 +79,31 @@ class TokenStore:
         self._credentials: Any = None
         self._refreshes_finished = 0
         self._last_refresh_error: GmailError | None = None
+        self._extras: dict[str, Any] = {}  # PRESERVED_KEYS of the loaded file
+        self._sealed: str | None = None  # the key source of the loaded file when it is encrypted
+        self._account_email: str | None = None
 
     @property
     def path(self) -> Path:
         return self._settings.token_path
+
+    @property
+    def account_email(self) -> str | None:
+        """The Google address the token belongs to, as recorded in the file (None before the first load)."""
+        return self._account_email
+
+    def record_account(self, email: str) -> None:
+        """Writes the token's Google address into its file (learned from users.getProfile), keeping its format."""
+        with self._lock:
+            info, sealed = read_token_file(self.path)
+            write_token_file(self.path, {**info, "account": email}, seal_with=self._seal_scheme(sealed))
+            self._stamp = self._stat()
+            self._account_email = email
+
+    def _seal_scheme(self, sealed: str | None) -> str | None:
+        """Files are written encrypted when configured, or when they were read encrypted (kept that way)."""
+        configured = self._settings.token_encryption
+        return configured if configured != "off" else sealed
 
     def get(self) -> Any:
         """Returns valid `google.oauth2.credentials.Credentials`, refreshing them if expired; raises AuthError."""
@@ -124,7 +148,9 @@ class TokenStore:
     def _load(self) -> Any:
         from google.oauth2.credentials import Credentials
 
-        info = read_token_info(self.path)
+        info, self._sealed = read_token_file(self.path)
+        self._extras = {key: info[key] for key in PRESERVED_KEYS if key in info}
+        self._account_email = str(info["account"]) if info.get("account") else None
         try:
             credentials = Credentials.from_authorized_user_info(info)
         except (ValueError, TypeError) as exc:
@@ -163,14 +189,20 @@ class TokenStore:
     def _persist(self, credentials: Any) -> None:
         """Saves the fresh access token so the next start-up skips a refresh; failure to save is harmless."""
         try:
-            write_token_file(self.path, json.loads(credentials.to_json()))
+            info = {**self._extras, **json.loads(credentials.to_json())}
+            write_token_file(self.path, info, seal_with=self._seal_scheme(self._sealed))
             self._stamp = self._stat()
         except (OSError, GmailError) as exc:
             log.warning("could not save the refreshed token", extra={"error": type(exc).__name__})
 
 
 def read_token_info(path: Path) -> dict[str, Any]:
-    """Reads and checks a token file; every problem becomes an AuthError that says how to fix it."""
+    """Reads and checks a token file (decrypting it if sealed); every problem becomes an AuthError with the fix."""
+    return read_token_file(path)[0]
+
+
+def read_token_file(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The checked token JSON of a file, and the key source it was sealed with (None for a plain file)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -196,6 +228,9 @@ def read_token_info(path: Path) -> dict[str, Any]:
             f"The token file {path} does not hold a JSON object.",
             hint=f"Delete it and run {quoted_auth_command()} again.",
         )
+    sealed = sealed_with(info)
+    if is_sealed(info):
+        info = unseal(info, str(path))
     missing = [key for key in ("refresh_token", "client_id", "client_secret") if not info.get(key)]
     if missing:
         raise AuthError(
@@ -209,11 +244,23 @@ def read_token_info(path: Path) -> dict[str, Any]:
             f"reading and searching mail needs {scopes.READONLY}.",
             hint=rerun_auth("allow 'View your email messages and settings'"),
         )
-    return info
+    return info, sealed
 
 
-def write_token_file(path: Path, info: dict[str, Any]) -> None:
-    """Writes a token file atomically with mode 0600 (owner only), so a crash never leaves half a token."""
+def write_token_file(path: Path, info: dict[str, Any], *, seal_with: str | None = None) -> None:
+    """Writes a token file atomically with mode 0600 (owner only), so a crash never leaves half a token.
+
+    `seal_with` (auto, keyring or env) encrypts it (`runtime/token_crypto.py`); None or "off" writes it plain.
+    """
+    if seal_with and seal_with != "off":
+        try:
+            info = seal(info, seal_with)
+        except KeyUnavailable as exc:
+            raise AuthError(
+                f"Cannot encrypt the token file {path}: {exc}.",
+                hint="Make the key available (GMAIL_MCP_TOKEN_ENCRYPTION says where), or set "
+                "GMAIL_MCP_TOKEN_ENCRYPTION=off to keep the token in a plain owner-only file.",
+            ) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(prefix=".token-", suffix=".tmp", dir=path.parent)
     try:

@@ -2,14 +2,20 @@
 
 Runs Google's installed-app OAuth flow (read-only scope unless `--scopes` asks for more, offline access, consent
 prompt so a refresh token is always issued), writes the token file atomically with mode 0600 with the scopes
-Google actually granted, then proves it works by asking Gmail for the account's address. The MCP server itself
-never does this: it only refreshes the token written here. With no browser on this machine it prints the URL
-instead, and waits a bounded time for Google's answer.
+Google actually granted, then proves it works by asking Gmail for the account's address, which it records in the
+file. The MCP server itself never does this: it only refreshes the token written here. With no browser on this
+machine it prints the URL instead, and waits a bounded time for Google's answer.
+
+Several accounts: `--account work` writes `tokens/work.json` (a 0700 folder beside `.token.json`; the plain
+`.token.json` is the account `default`), `--list` shows them, `--remove work` deletes one. `--encrypt` seals the
+file with a key from the OS keyring or GMAIL_MCP_TOKEN_KEY (`runtime/token_crypto.py`). `--scopes
+readonly,compose,modify` asks for the write tools' access as well (`gmail/scopes.py`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -21,6 +27,7 @@ from typing import Any
 
 from server.runtime.client_file import inspect_client_file
 from server.runtime.config import GMAIL_READONLY_SCOPE, Settings, load_settings
+from server.tools import DEFAULT_ACCOUNT
 
 DEFAULT_WAIT_S = 300  # how long the consent flow waits for the browser's answer
 CREDENTIALS_HELP = """\
@@ -168,18 +175,57 @@ def authorize(
             "Google returned no refresh token; revoke the app's access at "
             "https://myaccount.google.com/permissions and run this again."
         )
-    info = json.loads(credentials.to_json())
-    info["scopes"] = granted_scopes(credentials, requested)
-    write_token_file(settings.token_path, info)
+    from server.runtime.token_folder import now_iso
+
+    info = {**json.loads(credentials.to_json()), "authorized_at": now_iso()}  # for the Testing-mode 7-day note
+    info["scopes"] = granted_scopes(credentials, requested)  # what Google granted: a refresh never asks for more
+    write_token_file(settings.token_path, info, seal_with=settings.token_encryption)
     return settings.token_path
 
 
 def verify(settings: Settings) -> str:
-    """Proves the token works end to end: the account's address from users.getProfile."""
+    """Proves the token works end to end: the account's address from users.getProfile, recorded in the file so
+    results can say whose mail they hold."""
     from server.auth import TokenStore
     from server.gmail_client import GmailClient
 
-    return str(GmailClient(settings, TokenStore(settings)).get_profile().get("emailAddress"))
+    tokens = TokenStore(settings)
+    address = str(GmailClient(settings, tokens).get_profile().get("emailAddress"))
+    with contextlib.suppress(OSError):  # a read-only token file still works; results then ask Gmail once
+        tokens.record_account(address)
+    return address
+
+
+def list_accounts(settings: Settings) -> int:
+    from server.runtime.token_folder import describe_accounts
+
+    entries = describe_accounts(settings)
+    print(f"Accounts (token folder {settings.accounts_dir}):")
+    for entry in entries:
+        state = entry.problem or (entry.email or "address not recorded yet")
+        extras = [f"encrypted: {entry.encrypted}"] if entry.encrypted else []
+        if entry.authorized_at:
+            extras.append(f"authorized {entry.authorized_at[:10]}")
+        suffix = f" ({', '.join(extras)})" if extras else ""
+        print(f"  {entry.name:<16} {state}{suffix}\n  {'':<16} {entry.path}")
+    return 0
+
+
+def remove_account_file(settings: Settings, name: str) -> int:
+    from server.runtime.token_folder import describe_accounts, remove_account
+
+    try:
+        path = remove_account(settings, name)
+    except ValueError as exc:
+        return _fail(str(exc))
+    except FileNotFoundError:
+        names = ", ".join(entry.name for entry in describe_accounts(settings))
+        return _fail(f"No account named {name!r} has a token here. Accounts: {names}.")
+    print(
+        f"Removed account {name!r} ({path}). A running server stops serving it at its next restart. To revoke "
+        "Google's grant as well: https://myaccount.google.com/permissions"
+    )
+    return 0
 
 
 def _access_words(path: Path) -> str:
@@ -223,6 +269,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--token", help="where to write the token (default: $GMAIL_TOKEN_PATH or .token.json)")
     parser.add_argument("--verify-only", action="store_true", help="only check an existing token")
     parser.add_argument(
+        "--account", metavar="NAME", help="which account (default: 'default', the .token.json); e.g. --account work"
+    )
+    parser.add_argument("--list", action="store_true", help="list the configured accounts and exit")
+    parser.add_argument("--remove", metavar="NAME", help="delete an account's token file and exit")
+    parser.add_argument(
+        "--encrypt",
+        nargs="?",
+        const="auto",
+        metavar="KEY_SOURCE",
+        help="encrypt the token file: keyring, env (GMAIL_MCP_TOKEN_KEY), auto (keyring if usable, else env), off",
+    )
+    parser.add_argument(
         "--scopes",
         metavar="NAMES",
         help="what to ask Google for, comma separated: readonly (default), compose (drafts and sending), modify "
@@ -238,10 +296,25 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings()
     except ValueError as exc:  # a bad GMAIL_* variable or .env line: say which, not a traceback
         return _fail(f"Invalid setting: {exc}")
+    try:
+        name = DEFAULT_ACCOUNT if args.account is None else _account_name(args.account)
+        if args.encrypt:
+            settings = settings.with_overrides(token_encryption=_encryption(args.encrypt))
+    except ValueError as exc:  # a bad --account name or --encrypt source: the message says what is accepted
+        return _fail(str(exc))
     if args.credentials:
         settings = settings.with_overrides(credentials_path=Path(args.credentials).expanduser().resolve())
+    if args.list:
+        return list_accounts(settings)
+    if args.remove:
+        return remove_account_file(settings, args.remove)
     if args.token:
         settings = settings.with_overrides(token_path=Path(args.token).expanduser().resolve())
+    elif name != DEFAULT_ACCOUNT:
+        from server.runtime.token_folder import private_folder, token_path
+
+        private_folder(settings.accounts_dir)
+        settings = settings.with_overrides(token_path=token_path(settings, name))
 
     from server.errors import GmailError
 
@@ -270,8 +343,21 @@ def main(argv: list[str] | None = None) -> int:
         address = verify(settings)
     except GmailError as error:
         return _fail(f"The token does not work yet: {error.message}\nFix: {error.hint}")
-    print(f"Authorized: the server can now read {address} ({_access_words(settings.token_path)}).")
+    whose = "" if name == DEFAULT_ACCOUNT else f" account {name!r}"
+    print(f"Authorized{whose}: the server can now read {address} ({_access_words(settings.token_path)}).")
     return 0
+
+
+def _account_name(text: str) -> str:
+    from server.runtime.token_folder import check_name
+
+    return check_name(text)
+
+
+def _encryption(text: str) -> str:
+    from server.runtime.token_crypto import parse_scheme
+
+    return parse_scheme(text)
 
 
 def console_main() -> None:

@@ -9,6 +9,7 @@ quickest check of a real set-up.
     python -m server.cli get 18c2f0a1b2c3d4e5 --format metadata --json
     python -m server.cli thread 18c2f0a1b2c3d4e5
     python -m server.cli attachment 18c2f0a1b2c3d4e5 1
+    python -m server.cli search "is:unread" --account work      (an account authorized with --account work)
 """
 
 from __future__ import annotations
@@ -106,9 +107,15 @@ def show(result: Any, as_json: bool, out: TextIO) -> bool:
     return not result.is_error
 
 
+def for_account(arguments: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The tool arguments, naming the account when --account was given."""
+    account = getattr(args, "account", None)
+    return {**arguments, "account": account} if account else arguments
+
+
 async def call_and_show(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> int:
     async with connect(args.demo, args.verbose) as client:
-        result = await client.call_tool(tool, arguments)
+        result = await client.call_tool(tool, for_account(arguments, args))
     return 0 if show(result, args.json, sys.stdout) else 1
 
 
@@ -120,7 +127,7 @@ def search_arguments(args: argparse.Namespace) -> dict[str, Any]:
         arguments["label_ids"] = args.label
     if args.page_token:
         arguments["page_token"] = args.page_token
-    return arguments
+    return for_account(arguments, args)
 
 
 async def run_search(args: argparse.Namespace) -> int:
@@ -162,6 +169,8 @@ TOUR_SEARCHES: list[tuple[str, dict[str, Any]]] = [
     ("Anything from the last 7 days with an attachment", {"query": "has:attachment", "newer_than_days": 7}),
     ("A search that finds nothing (see the hint)", {"query": "from:nobody@nowhere.invalid"}),
 ]
+# The demo mailbox holds an invoice with instructions for the assistant hidden in its HTML: the tour reads it.
+TOUR_FLAGGED = ("A message the server flags (hidden instructions, replies routed elsewhere)", "Invoice INV-4471")
 
 
 async def run_tour(args: argparse.Namespace) -> int:
@@ -181,7 +190,7 @@ async def run_tour(args: argparse.Namespace) -> int:
         first_id = None
         for title, arguments in TOUR_SEARCHES:
             out.write(f"\n{RULE}\n▶ {title}\n  gmail_search_messages {json.dumps(arguments, ensure_ascii=False)}\n\n")
-            result = await client.call_tool("gmail_search_messages", arguments)
+            result = await client.call_tool("gmail_search_messages", for_account(arguments, args))
             calls += 1
             if not show(result, args.json, out):
                 return 1
@@ -200,10 +209,12 @@ async def run_tour(args: argparse.Namespace) -> int:
         calls += lookups
         for title, tool, arguments in steps + reading:
             out.write(f"\n{RULE}\n▶ {title}\n  {tool} {json.dumps(arguments, ensure_ascii=False)}\n\n")
-            result = await client.call_tool(tool, arguments)
+            result = await client.call_tool(tool, for_account(arguments, args))
             calls += 1
             if not show(result, args.json, out):
                 return 1
+        if args.demo:
+            calls += await tour_flagged(client, args.json, out)
     out.write(f"\n{RULE}\nDone: {calls} tool calls in {time.perf_counter() - started:.1f} s. ")
     out.write("Connect your assistant next: see README 'Use it from Claude Desktop'.\n")
     return 0
@@ -245,6 +256,22 @@ async def tour_reading_steps(client: Any) -> tuple[list[tuple[str, str, dict[str
     return steps, lookups
 
 
+async def tour_flagged(client: Any, as_json: bool, out: TextIO) -> int:
+    """Finds the demo's phishing invoice and reads it: the security line and the fence in action."""
+    title, subject = TOUR_FLAGGED
+    search = {"query": f'subject:"{subject}"', "max_results": 1}
+    out.write(f"\n{RULE}\n▶ {title}\n  gmail_search_messages {json.dumps(search)}\n\n")
+    found = await client.call_tool("gmail_search_messages", search)
+    show(found, as_json, out)
+    messages = (found.structured_content or {}).get("messages") or []
+    if not messages:
+        return 1
+    arguments = {"message_id": messages[0]["id"], "max_body_chars": 1200}
+    out.write(f"\n  gmail_get_message {json.dumps(arguments)}\n\n")
+    show(await client.call_tool("gmail_get_message", arguments), as_json, out)
+    return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m server.cli", description="Talk to the Gmail MCP server.")
     # The shared flags work before or after the command (`--demo tour` and `tour --demo`): the sub-commands'
@@ -259,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="print the whole MCP result as JSON (isError, the error's category and hint in _meta, content)",
         )
         target.add_argument("--verbose", action="store_true", default=default, help="show the server's stderr log")
+        target.add_argument("--account", default=None if target is parser else argparse.SUPPRESS, help="account name")
     commands = parser.add_subparsers(dest="command", required=True)
 
     search = commands.add_parser("search", parents=[common], help="search messages")

@@ -42,6 +42,7 @@ from server.runtime.observability import Metrics, get_logger
 
 log = get_logger("gmail")
 T = TypeVar("T")
+BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50
 HISTORY_TYPES = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
 
 
@@ -172,6 +173,7 @@ class GmailClient(WriteEndpoints):
             label_ids,
             lambda session, label_id: session.labels.get(userId="me", id=label_id),
             units=UNITS_LABEL,
+            adaptive=False,  # a label count is a cheap read: one batch of up to 50, as Gmail advises
         )
 
     def get_profile(self) -> dict[str, Any]:
@@ -278,6 +280,7 @@ class GmailClient(WriteEndpoints):
         *,
         units: int,
         alongside: ListAlongside | None = None,
+        adaptive: bool = True,
     ) -> dict[str, dict[str, Any] | GmailError]:
         """One GET per id (`make_part(session, id)`) in batch requests of the adaptive size, under the one retry
         loop: parts that failed retryably go again together; what still fails stays in the results as its error."""
@@ -289,12 +292,14 @@ class GmailClient(WriteEndpoints):
             retry_count, attempts = attempts, attempts + 1
             remaining = list(pending)
             while remaining:  # sized batch by batch: a rate-limited answer shrinks the very next one
-                size = self.batch_size.size
+                size = self.batch_size.size if adaptive else BATCH_LIMIT
                 first = retry_count == 0 and len(remaining) == len(pending)
                 chunk, remaining = remaining[:size], remaining[size:]
                 extra = alongside if first else None
                 results.update(
-                    self._batch_once(endpoint, chunk, make_part, units, retry_count=retry_count, extra=extra)
+                    self._batch_once(
+                        endpoint, chunk, make_part, units, retry_count=retry_count, extra=extra, adaptive=adaptive
+                    )
                 )
             failed = [results[key] for key in pending if isinstance(results[key], GmailError)]
             for error in failed:
@@ -322,6 +327,7 @@ class GmailClient(WriteEndpoints):
         *,
         retry_count: int,
         extra: ListAlongside | None = None,
+        adaptive: bool = True,
     ) -> dict[str, dict[str, Any] | GmailError]:
         """One batch request; a batch that fails as a whole gives its error to each of its parts."""
         units = units_each * len(ids) + (UNITS_LIST if extra else 0)  # each part costs its own units
@@ -336,7 +342,8 @@ class GmailClient(WriteEndpoints):
         if extra is not None and isinstance(listed, dict):
             extra.deliver(listed)
         limited = sum(isinstance(result, RateLimitedError) for result in outcome.values())
-        self.batch_size.record(sent=len(ids), rate_limited=limited)
+        if adaptive:
+            self.batch_size.record(sent=len(ids), rate_limited=limited)
         return outcome
 
     def _batch_on(

@@ -37,7 +37,11 @@ def quoted_auth_command(*args: str) -> str:
     """The command in backticks, for a sentence. PowerShell reads a line that starts with a quoted path as a
     string, not a command (`& "C:\\Users\\A B\\...python.exe" ...` runs it), and cmd refuses that `&`: a quoted
     Windows command comes with its PowerShell form too."""
-    command = auth_command(*args)
+    return quote_command(auth_command(*args))
+
+
+def quote_command(command: str) -> str:
+    """A command (as `auth_command` writes it) in backticks, with its PowerShell form when it starts quoted."""
     if command.startswith('"'):
         return f"`{command}` (PowerShell: `& {command}`)"
     return f"`{command}`"

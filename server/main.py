@@ -1,10 +1,13 @@
-"""Entry point: `python -m server.main` serves the Gmail tools over stdio (MCP).
+"""Entry point: `python -m server.main` serves the Gmail tools over stdio (MCP), or over streamable HTTP.
 
-    python -m server.main            serve the user's Gmail (token from `server/auth_cli.py`, run once)
-    python -m server.main --demo     serve the bundled demo mailbox through a local Gmail emulator
-    python -m server.main --check    diagnose the set-up (credentials, token, refresh, Gmail): a checklist on stdout
-    python -m server.main --enable G turn on a group of write tools (also GMAIL_MCP_WRITE_TOOLS)
+    python -m server.main                  serve the user's Gmail (token from `server/auth_cli.py`, run once)
+    python -m server.main --http 8080      serve it over streamable HTTP at http://127.0.0.1:8080/mcp
+    python -m server.main --demo           serve the bundled demo mailbox through a local Gmail emulator
+    python -m server.main --check          diagnose the set-up (credentials, tokens, refresh, Gmail): a checklist
+                                           on stdout
+    python -m server.main --enable G       turn on a group of write tools (also GMAIL_MCP_WRITE_TOOLS)
 
+Every account with a token (`auth_cli.py --account NAME`) is served; tools take an optional `account`.
 stdout carries only the MCP protocol; logs are JSON lines on stderr.
 """
 
@@ -18,6 +21,7 @@ import sys
 import threading
 from collections.abc import Callable
 from contextlib import ExitStack, suppress
+from pathlib import Path
 from typing import Any, NoReturn
 
 from server import __version__
@@ -27,21 +31,37 @@ from server.runtime.observability import Metrics, get_logger, setup_logging
 log = get_logger("main")
 
 
-def report_token_state(settings: Settings) -> None:
+def report_token_state(settings: Settings, account: str | None = None) -> None:
     """Start-up diagnosis without network: a missing token is logged, and the server keeps serving."""
     from server.auth import read_token_info, token_file_too_open
     from server.errors import AuthError
 
+    named = {"account": account} if account else {}
     try:
         read_token_info(settings.token_path)
     except AuthError as error:
         log.error(
             "no usable Gmail token: tools will answer auth_error until one exists",
-            extra={"detail": error.message, "hint": error.hint},
+            extra={"detail": error.message, "hint": error.hint, **named},
         )
         return
     if token_file_too_open(settings.token_path):
-        log.warning("token file is readable by other users; run: chmod 600 " + str(settings.token_path))
+        log.warning("token file is readable by other users; run: chmod 600 " + str(settings.token_path), extra=named)
+
+
+def open_accounts(settings: Settings, metrics_for: Callable[[str], Metrics] = lambda name: Metrics()) -> Any:
+    """The account registry, with each account's token state and missing write scopes reported on stderr."""
+    from server.runtime.accounts import AccountRegistry
+    from server.runtime.toolset_choice import missing_scope_messages
+    from server.toolsets import ALL_TOOLSETS
+
+    accounts = AccountRegistry.from_settings(settings, metrics_for=metrics_for)
+    several = len(accounts.names) > 1
+    for account in accounts.accounts():
+        report_token_state(account.settings, account.name if several else None)
+        for message in missing_scope_messages(settings.write_tools, ALL_TOOLSETS, account.granted_scopes()):
+            log.warning(message, extra={"account": account.name} if several else {})
+    return accounts
 
 
 def serve(settings: Settings) -> int:
@@ -50,23 +70,21 @@ def serve(settings: Settings) -> int:
 
     from server.protocol.dispatch import build_server
     from server.protocol.stdio_guard import answer_malformed_lines
-    from server.runtime.accounts import AccountRegistry
-    from server.runtime.toolset_choice import missing_scope_messages
     from server.toolsets import ALL_TOOLSETS
     from server.toolsets.common import DisplayZone
 
     DisplayZone.configure(settings.display_zone)
-    metrics = Metrics()
-    accounts = AccountRegistry.single(settings, metrics=metrics)
+    try:
+        accounts = open_accounts(settings)
+    except ValueError as exc:  # GMAIL_MCP_DEFAULT_ACCOUNT names an account without a token
+        log.error("invalid setting", extra={"detail": str(exc)})
+        return 2
     server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools)
-    report_token_state(settings)
-    for message in missing_scope_messages(settings.write_tools, ALL_TOOLSETS, accounts.granted_scopes(None)):
-        log.warning(message)
 
     async def run() -> None:
         async with anyio.create_task_group() as tasks:
             if os.name == "posix":
-                tasks.start_soon(_cancel_on_sigterm, tasks.cancel_scope, lambda: _force_exit(metrics))
+                tasks.start_soon(_cancel_on_sigterm, tasks.cancel_scope, lambda: _force_exit(accounts))
             async with (
                 stdio_server() as (read_stream, write_stream),
                 answer_malformed_lines(read_stream, write_stream) as messages,
@@ -74,13 +92,65 @@ def serve(settings: Settings) -> int:
                 await server.run(messages, write_stream, server.create_initialization_options())
             tasks.cancel_scope.cancel()  # the client closed stdin: stop watching for signals too
 
-    log.info("gmail MCP server ready", extra={"version": __version__, "endpoint": settings.endpoint})
+    log.info(
+        "gmail MCP server ready",
+        extra={"version": __version__, "endpoint": settings.endpoint, "accounts": accounts.names},
+    )
     try:
         anyio.run(run)
     except KeyboardInterrupt:
         log.info("interrupted")
     finally:
-        log.info("metrics summary", extra={"metrics": metrics.summary()})
+        log.info("metrics summary", extra={"metrics": accounts.metrics_summary()})
+    return 0
+
+
+def serve_http(settings: Settings, bind: str) -> int:
+    """`--http [HOST:]PORT`: the same tools over streamable HTTP (`server/protocol/http.py`)."""
+    from server.auth import token_file_too_open
+    from server.protocol import http
+    from server.protocol.dispatch import build_server
+    from server.protocol.http_guard import accounts_of
+    from server.runtime.http_config import check_accounts, load_http_settings
+    from server.runtime.prometheus import Exporter
+    from server.toolsets import ALL_TOOLSETS
+    from server.toolsets.common import DisplayZone
+
+    DisplayZone.configure(settings.display_zone)
+    exporter = Exporter()
+    try:
+        options = load_http_settings(bind)
+        accounts = open_accounts(settings, exporter.metrics_for)
+        check_accounts(options, accounts.names)
+        sock = http.bind_socket(options.host, options.port)
+    except (ValueError, OSError) as exc:
+        log.error("cannot serve over HTTP", extra={"detail": str(exc)})
+        return 2
+    url = options.url(sock.getsockname()[1])
+    server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools, accounts_of=accounts_of)
+
+    def ready() -> None:
+        extra = {"url": url, "version": __version__, "accounts": accounts.names, "auth": bool(options.credentials)}
+        log.info(f"serving MCP over streamable HTTP at {url}", extra=extra)
+        if not options.credentials:
+            log.warning("no HTTP token configured: any local process can use this server (GMAIL_MCP_HTTP_TOKEN)")
+        token_file = os.environ.get("GMAIL_MCP_HTTP_TOKEN_FILE", "").strip()
+        if token_file and token_file_too_open(Path(token_file).expanduser()):
+            log.warning(f"the HTTP token file is readable by other users; run: chmod 600 {token_file}")
+
+    guard = http.build_app(
+        server,
+        options,
+        metrics=exporter.render,
+        on_ready=ready,
+        on_shutdown=lambda: log.info("metrics summary", extra={"metrics": accounts.metrics_summary()}),
+    )
+    guard.on_auth_failure = lambda reason: exporter.auth_failures.labels(reason).inc()
+    exporter.in_flight.set_function(lambda: guard.in_flight)
+    try:
+        http.run(guard, sock, options)
+    except KeyboardInterrupt:
+        log.info("interrupted")
     return 0
 
 
@@ -104,8 +174,8 @@ async def _cancel_on_sigterm(scope: Any, force_exit: Callable[[], None]) -> None
             return
 
 
-def _force_exit(metrics: Metrics) -> None:
-    log.info("metrics summary", extra={"metrics": metrics.summary()})
+def _force_exit(accounts: Any) -> None:
+    log.info("metrics summary", extra={"metrics": accounts.metrics_summary()})
     exit_now(0)
 
 
@@ -122,8 +192,13 @@ def _stop_on_sigterm() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m server.main", description="Gmail MCP server (stdio).")
+    parser = argparse.ArgumentParser(prog="python -m server.main", description="Gmail MCP server (stdio or HTTP).")
     parser.add_argument("--demo", action="store_true", help="serve the bundled demo mailbox (no Google account)")
+    parser.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve over streamable HTTP at /mcp instead of stdio (host defaults to 127.0.0.1; see README 'HTTP mode')",
+    )
     parser.add_argument("--check", action="store_true", help="diagnose the set-up (a checklist on stdout) and exit")
     parser.add_argument("--verbose", action="store_true", help="with --check: also show the log lines (stderr)")
     parser.add_argument(
@@ -162,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             from server.runtime.doctor import run_checks
 
             return run_checks(settings)
-        return serve(settings)
+        return serve_http(settings, args.http) if args.http else serve(settings)
 
 
 def exit_now(code: int) -> NoReturn:

@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from server.errors import GmailError, InvalidInputError
 from server.gmail import scopes
 from server.gmail.account_cache import AccountCache
 from server.gmail.interface import GmailApi
@@ -51,11 +52,29 @@ class ToolContext:
             object.__setattr__(self, "cache", AccountCache(self.gmail))
 
     # A ready context is its own source: tests and single-account embeddings pass one straight to the server.
+    @property
+    def names(self) -> list[str]:
+        return [self.account]
+
+    @property
+    def default_name(self) -> str:
+        return self.account
+
     def context_for(self, account: str | None) -> ToolContext:
+        if account not in (None, self.account):
+            raise InvalidInputError(
+                f"No account named {account!r}.", hint=f"Leave account out (the only account is {self.account!r})."
+            )
         return self
 
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         return None
+
+    def mailbox_of(self, account: str | None) -> str | None:
+        return None
+
+    def explain(self, error: GmailError, account: str | None) -> GmailError:
+        return error
 
     def warm_up(self) -> None:
         """Nothing to prepare: a ready context (tests, embeddings) sends no request it was not asked for."""
@@ -64,10 +83,26 @@ class ToolContext:
 class ContextSource(Protocol):
     """Where the dispatcher gets a handler's context (`runtime/accounts.py`'s registry, or a ToolContext)."""
 
+    @property
+    def names(self) -> list[str]:
+        """The configured accounts, the default first."""
+        ...
+
+    @property
+    def default_name(self) -> str: ...
+
     def context_for(self, account: str | None) -> ToolContext: ...
 
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         """The scopes the account's token holds; None when unknown (no token yet)."""
+        ...
+
+    def mailbox_of(self, account: str | None) -> str | None:
+        """The Google address of the account (blocking: may ask Gmail once); None when it cannot be known."""
+        ...
+
+    def explain(self, error: GmailError, account: str | None) -> GmailError:
+        """The error as the person should read it: naming the account and its own consent command."""
         ...
 
     def warm_up(self) -> None:

@@ -26,11 +26,13 @@ from server.content.mime.raw import payload_from_bytes
 from server.content.mime.walk import AttachmentInfo, walk_payload
 from server.content.text.body_slice import BodySlice, slice_body, strip_quoted_reply
 from server.content.text.charsets import decode_header_value, lenient_b64
+from server.content.text.html_visibility import HiddenSegment
 
 __all__ = [
     "Address",
     "AttachmentInfo",
     "BodySlice",
+    "HiddenSegment",
     "ParsedMessage",
     "header_value",
     "parse_addresses",
@@ -74,9 +76,14 @@ class ParsedMessage:
     body_source: str
     attachments: tuple[AttachmentInfo, ...]
     notes: tuple[str, ...]
+    hidden_text: tuple[HiddenSegment, ...] = ()  # HTML text a reader would not see (left out of body_text)
+    hidden_chars: int = 0
+    link_hosts: tuple[str, ...] = ()  # hosts the HTML body's links point to
 
 
-def parse_message(resource: dict, *, attachment_bytes: Mapping[str, bytes] | None = None) -> ParsedMessage:
+def parse_message(
+    resource: dict, *, attachment_bytes: Mapping[str, bytes] | None = None, include_hidden: bool = False
+) -> ParsedMessage:
     """Parse a users.messages.get resource in `full`, `metadata` or `minimal` format.
 
     The body is read only when the payload carries one (`body` or `parts`): `metadata` and `minimal` resources
@@ -87,24 +94,28 @@ def parse_message(resource: dict, *, attachment_bytes: Mapping[str, bytes] | Non
         attachment_bytes: Optional bytes of attachments fetched separately, by attachment id. Only a winmail.dat
             (Outlook TNEF) is read from them: `full` resources never carry its bytes, and its text may be the
             only body the message has.
+        include_hidden: Keep HTML text a reader would not see in body_text, marked "[hidden] ... [/hidden]".
 
     Returns:
         The parsed message; never raises.
     """
     resource = resource if isinstance(resource, dict) else {}
     if "payload" not in resource and isinstance(resource.get("raw"), str):
-        return parse_raw_message(resource)
+        return parse_raw_message(resource, include_hidden)
     try:
-        return _parse(resource, resource.get("payload"), attachment_bytes=attachment_bytes)
+        return _parse(
+            resource, resource.get("payload"), attachment_bytes=attachment_bytes, include_hidden=include_hidden
+        )
     except Exception as exc:  # the walk is total by design (property-tested); this is the last line of defence
         return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
 
 
-def parse_raw_message(resource: dict) -> ParsedMessage:
+def parse_raw_message(resource: dict, include_hidden: bool = False) -> ParsedMessage:
     """Parse a users.messages.get resource in `raw` format (base64url RFC 2822 in `raw`).
 
     Args:
         resource: The decoded JSON resource.
+        include_hidden: As for `parse_message`.
 
     Returns:
         The same output as `parse_message` on the equivalent `full` resource; never raises.
@@ -113,7 +124,7 @@ def parse_raw_message(resource: dict) -> ParsedMessage:
     raw = resource.get("raw")
     try:
         payload = payload_from_bytes(lenient_b64(raw)) if isinstance(raw, str) else None
-        return _parse(resource, payload)
+        return _parse(resource, payload, include_hidden=include_hidden)
     except Exception as exc:  # see parse_message
         return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
 
@@ -123,6 +134,7 @@ def _parse(
     payload: object,
     note: str | None = None,
     attachment_bytes: Mapping[str, bytes] | None = None,
+    include_hidden: bool = False,
 ) -> ParsedMessage:
     payload_dict = payload if isinstance(payload, dict) else {}
     raw_headers = first_headers(payload_dict.get("headers"))
@@ -133,8 +145,9 @@ def _parse(
     body_text = body_html = None
     body_source = "none"
     attachments: tuple[AttachmentInfo, ...] = ()
+    walk = None
     if note is None and ("body" in payload_dict or "parts" in payload_dict):
-        walk = walk_payload(payload_dict, attachment_bytes)
+        walk = walk_payload(payload_dict, attachment_bytes, include_hidden=include_hidden)
         body_text, body_html, body_source = walk.text, walk.html, walk.source
         attachments = tuple(walk.attachments)
         notes += walk.notes
@@ -161,6 +174,9 @@ def _parse(
         body_source=body_source,
         attachments=attachments,
         notes=tuple(notes),
+        hidden_text=walk.hidden if walk else (),
+        hidden_chars=walk.hidden_chars if walk else 0,
+        link_hosts=walk.link_hosts if walk else (),
     )
 
 

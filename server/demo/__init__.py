@@ -23,8 +23,8 @@ DEMO_OWNER_NAME: str = "Alex Chen"
 NEWEST_DATE: datetime = datetime(2026, 11, 20, 1, 45, tzinfo=timezone.utc)
 BASE_DATE: datetime = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
 
-MESSAGE_COUNT = 94
-VISIBLE_COUNT = 87  # not Spam, not Trash
+MESSAGE_COUNT = 96
+VISIBLE_COUNT = 89  # not Spam, not Trash
 # X-Gmail-Labels names (Takeout spelling) -> number of messages carrying them. Every message has either
 # "Opened" (read) or "Unread".
 LABEL_COUNTS: dict[str, int] = {
@@ -35,7 +35,7 @@ LABEL_COUNTS: dict[str, int] = {
     "Family": 5,
     "Family/Kids": 3,
     "Important": 10,
-    "Inbox": 66,
+    "Inbox": 68,
     "Opened": 78,
     "Project Phoenix": 11,
     "Receipts": 6,
@@ -44,13 +44,13 @@ LABEL_COUNTS: dict[str, int] = {
     "Starred": 10,
     "Trash": 3,
     "Travel": 14,
-    "Unread": 16,
+    "Unread": 18,
     "Work": 29,
 }
 INBOX_AND_STARRED_COUNT = 8  # label_ids=["INBOX", "STARRED"]; two more starred messages are not in the inbox
 # Visible messages younger than N days, measured from the newest message. No message lies within two hours
 # of these edges, so `newer_than:Nd` gives these counts after --rebase-dates too.
-RECENT_COUNTS: dict[int, int] = {1: 5, 3: 11, 7: 20, 30: 49}
+RECENT_COUNTS: dict[int, int] = {1: 5, 3: 11, 7: 21, 30: 51}
 
 # The spec's manual checks: `subject:test meeting` and `from:example@gmail.com`.
 KNOWN_SENDER = "example@gmail.com"  # Sam Rivera, a friend; a spam spoofs this address, a trashed mail is his
@@ -151,6 +151,13 @@ NOTABLE: dict[str, Notable] = {
     ),
     "trash-room-booking": Notable(
         "Meeting room booking confirmed: Orion (4F), Tue 10:00", "<8286c85158ec36606e292583@accounts.example.com>"
+    ),
+    # The trust section: mail written for an assistant (hidden instructions, a look-alike sender).
+    "trust-invoice-hidden": Notable(
+        "Invoice INV-4471: Phoenix hosting, November", "<95f95f08bc94caa16fac7de2@stratus-cloud.example>"
+    ),
+    "trust-bank-lookalike": Notable(
+        "Unusual sign-in to your Harbor Bank account", "<03e7a9f63414e4cb3dd33588@harb0rbank.example>"
     ),
 }
 # The 60 KB plain-text body, for truncation and offset tests.

@@ -241,7 +241,24 @@ def _received(item: Built) -> list[tuple[str, str]]:
             f"cipher=TLS_AES_256_GCM_SHA384 bits=256/256);\n        {format_datetime(arrived)}",
         ),
         ("Return-Path", f"<{item.mail.sender.email}>"),
+        ("Authentication-Results", _authentication(item, ip)),
     ]
+
+
+def _authentication(item: Built, ip: str) -> str:
+    """Gmail's verdicts: a message's own `Authentication-Results` (a spoof, a failing sender), else all pass."""
+    own = [value for name, value in item.mail.headers if name.lower() == "authentication-results"]
+    if own:
+        return own[0]
+    sender = item.mail.sender.email
+    domain = sender.split("@", 1)[1]
+    policy = "p=NONE sp=QUARANTINE dis=NONE" if domain == "gmail.com" else "p=REJECT sp=REJECT dis=NONE"
+    signature = b64encode(_digest("dkim", item.mail.key)[:6]).decode("ascii")
+    return (
+        f"mx.google.com;\n       dkim=pass header.i=@{domain} header.s=s2026 header.b={signature};\n"
+        f"       spf=pass (google.com: domain of {sender} designates {ip} as permitted sender) "
+        f"smtp.mailfrom={sender};\n       dmarc=pass ({policy}) header.from={domain}"
+    )
 
 
 def labels_header(labels: str) -> str:
@@ -284,7 +301,8 @@ def to_message(item: Built, by_key: dict[str, Built]) -> Message:
         if people:
             msg[name] = address_list([_mailbox(p, mail) for p in people], len(name))
     for name, value in mail.headers:
-        msg[name] = value
+        if name.lower() != "authentication-results":  # Gmail's own, placed on top with its Received
+            msg[name] = value
     if mail.mime:
         for name, value in content_headers:
             msg[name] = value

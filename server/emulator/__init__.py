@@ -12,6 +12,10 @@ In-process::
         token_file = emulator.write_token(tmp / "token.json")
         # GMAIL_API_ENDPOINT=emulator.url, GMAIL_TOKEN_URI=emulator.token_uri, GMAIL_TOKEN_PATH=token_file
 
+Several mailboxes (several Google accounts): `start_emulator(path, mailboxes={"ada@work.example": path2})`;
+`write_token(file, user="ada@work.example")` writes that owner's token, and each token reaches its owner's
+mailbox only (`users/me` is the token's owner).
+
 Command line: `python -m server.emulator --mailbox PATH` prints its base URL on one stdout line.
 
 Control plane (JSON in and out; never under Gmail's paths; the same operations are methods on `Emulator`):
@@ -24,7 +28,9 @@ Control plane (JSON in and out; never under Gmail's paths; the same operations a
                                            "batch_parts", "parts": [{"method", "path", "status"}], "fault",
                                            "started_at", "duration_ms"}]}
     POST /_emulator/concurrency-limit  {"limit": N | null}  -> {"limit": N | null}
-    POST /_emulator/reset | /revoke | /expire-tokens  -> {"ok": true}   (reset keeps the mailbox as it is)
+    POST /_emulator/reset | /revoke | /expire-tokens  -> {"ok": true}   (reset keeps the mailbox as it is;
+                                                                          /revoke {"user": address} revokes one
+                                                                          owner's refresh token only)
     POST /_emulator/deliver            {"raw": "<RFC 822>"} | {"from", "subject"?, "body"?, "to"?, "in_reply_to"?}
                                        + "labelIds"? (default INBOX, UNREAD), "threadId"?
                                        -> {"message": {"id", "threadId", "labelIds", "historyId"}}

@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         emulator.add_send_as(alias)
     if args.write_token:
         try:
-            path = emulator.write_token(args.write_token, args.scopes.split(",") if args.scopes else None)
+            path = emulator.write_token(args.write_token, scopes=args.scopes.split(",") if args.scopes else None)
         except ValueError as exc:
             logger.error("cannot write the token: %s", exc)
             emulator.stop()

@@ -4,7 +4,8 @@ For every Gmail API call (a single request or one batch part), in this order:
 1. a concurrency slot (taken by the caller: one per request, one per batch part, for the whole batch);
    none left -> 429 "Too many concurrent requests for user";
 2. the first matching injected fault (latency, then hang / reset / error status);
-3. the Bearer token check -> 401 in Gmail's format;
+3. the Bearer token check -> 401 in Gmail's format; the token picks the mailbox (its owner's: `users/me` is
+   the token's user, and another user's address answers 403 like Gmail's "Delegation denied");
 4. the route -> 200 JSON or the route's ApiError.
 
 `--latency-ms` is added once per outer round trip, before anything else, so a batch of 50 costs one latency
@@ -79,8 +80,10 @@ class EmulatorApp:
     """Everything behind the socket: Gmail routes, OAuth, faults, concurrency limit, request log."""
 
     def __init__(self, api: GmailApi, tokens: TokenAuthority, latency_ms: float = 0) -> None:
-        self.api = api
+        self.api = api  # the primary mailbox
         self.tokens = tokens
+        self.mailboxes: dict[str, GmailApi] = {}  # further mailboxes by their owner's lower-cased address
+        tokens.primary_owner = api.store.email_address.lower()
         self.latency_ms = latency_ms
         self.faults = FaultBook()
         self.gate = ConcurrencyGate()
@@ -138,17 +141,19 @@ class EmulatorApp:
         if faulted is not None:
             return faulted
         authorization = exchange.headers.get("authorization")
-        if not self.tokens.check(authorization):
+        user = self.tokens.user_of(authorization)
+        if user is None:
             return error_response(unauthenticated())
         granted = self.tokens.scopes_of(authorization)
         if granted is not None and not self._allowed(exchange, granted):
             return error_response(
                 ApiError(403, "insufficientPermissions", "Request had insufficient authentication scopes.")
             )
+        api = self.mailboxes.get(user, self.api) if user else self.api
         try:
             params = parse_qs(exchange.query, keep_blank_values=True)
             content_type = exchange.headers.get("content-type", "")
-            answer = self.api.handle(exchange.method, exchange.path, params, exchange.body, content_type)
+            answer = api.handle(exchange.method, exchange.path, params, exchange.body, content_type)
             return Response(204, b"") if answer is None else json_response(200, answer)
         except ApiError as error:
             return error_response(error)
@@ -173,6 +178,14 @@ class EmulatorApp:
         form = {k: v[-1] for k, v in parse_qs(exchange.body.decode("utf-8", "replace")).items()}
         status, body = self.tokens.grant(form)
         return json_response(status, body)
+
+    def add_mailbox(self, api: GmailApi) -> str:
+        """Serves another mailbox to its owner's tokens; returns the refresh token that reaches it."""
+        owner = api.store.email_address.lower()
+        if owner == self.api.store.email_address.lower() or owner in self.mailboxes:
+            raise ValueError(f"a mailbox for {owner} is already served")
+        self.mailboxes[owner] = api
+        return self.tokens.add_user(owner)
 
     # ---- faults
     def _take_fault(self, exchange: Exchange, entry: dict[str, Any]) -> Response | None:
@@ -231,7 +244,7 @@ class EmulatorApp:
             self.gate.set_limit(None if limit is None else int(limit))
             return {"limit": self.gate.limit}
         elif (method, name) == ("POST", "revoke"):
-            self.tokens.revoke_refresh_tokens()
+            self.tokens.revoke_refresh_tokens(payload.get("user"))
         elif (method, name) == ("POST", "expire-tokens"):
             self.tokens.expire_access_tokens()
         elif (method, name) == ("GET", "info"):
@@ -248,6 +261,7 @@ class EmulatorApp:
         store = self.api.store
         return {
             "email": store.email_address,
+            "mailboxes": [store.email_address, *(api.store.email_address for api in self.mailboxes.values())],
             "messages": len(store.messages),
             "threads": len(store.threads),
             "history_id": store.history_id,

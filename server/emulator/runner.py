@@ -8,7 +8,7 @@ the control plane as Python methods so tests need no HTTP calls to steer it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -49,14 +49,24 @@ class Emulator:
         """The loaded mailbox (ids, labels, subjects, threads) for tests to pick fixtures from."""
         return self.app.api.store
 
-    def write_token(self, path: str | Path, scopes: Iterable[str] | None = None) -> Path:
-        """Writes an authorized-user token file (mode 0600) this emulator accepts; with `scopes` (short names such
-        as "readonly", "compose", "modify", or URLs) the token is held to them, as Google's would be."""
-        return write_token_file(path, self.token_uri, scopes)
+    def write_token(self, path: str | Path, user: str | None = None, *, scopes: Iterable[str] | None = None) -> Path:
+        """Writes an authorized-user token file (mode 0600) this emulator accepts, for the primary mailbox's owner
+        or for `user` (the owner of a mailbox added with `mailboxes=`); it records the owner's address. With
+        `scopes` (short names such as "readonly", "compose", "modify", or URLs) the token is held to them, as
+        Google's would be."""
+        owner = user or self.store.email_address
+        refresh_token = self.app.tokens.refresh_token_of(owner)
+        return write_token_file(path, self.token_uri, refresh_token, account=owner, scopes=scopes)
 
     def add_send_as(self, address: str, display_name: str = "") -> None:
-        """Adds a send-as alias of the mailbox's owner (settings.sendAs.list lists it after the primary)."""
+        """Adds a send-as alias of the primary mailbox's owner (settings.sendAs.list lists it after the primary)."""
         self.app.api.drafts.aliases.append(send_as_entry(address, display_name))
+
+    def mailbox(self, user: str) -> MailStore:
+        """The mailbox of `user` (the primary one, or one added with `mailboxes=`)."""
+        if user.lower() == self.store.email_address.lower():
+            return self.store
+        return self.app.mailboxes[user.lower()].store
 
     # ---- control plane, same operations as /_emulator/...
     def add_fault(
@@ -103,8 +113,9 @@ class Emulator:
     def set_concurrency_limit(self, limit: int | None) -> None:
         self.app.gate.set_limit(limit)
 
-    def revoke_refresh_tokens(self) -> None:
-        self.app.tokens.revoke_refresh_tokens()
+    def revoke_refresh_tokens(self, user: str | None = None) -> None:
+        """Revokes every refresh token, or only the one of `user` (an owner's address)."""
+        self.app.tokens.revoke_refresh_tokens(user)
 
     def expire_access_tokens(self) -> None:
         self.app.tokens.expire_access_tokens()
@@ -163,19 +174,27 @@ def start_emulator(
     rebase_dates: bool = False,
     token_ttl_s: float = 3600,
     email: str | None = None,
+    mailboxes: Mapping[str, str | Path] | None = None,
     page_token_key: bytes | None = None,
     history_limit: int = DEFAULT_RETAINED_RECORDS,
 ) -> Emulator:
     """Loads the mailbox and serves it on 127.0.0.1 from a background thread; returns once it accepts.
 
+    `mailboxes` adds further mailboxes, `{owner address: path}`, each reached only by its owner's tokens
+    (`write_token(path, user=owner)`), as several Google accounts would be.
     Page tokens are signed with a fresh random key unless `page_token_key` is given: demo mode derives one from the
     mailbox, so a page token printed by one run is still good in the next (real Gmail tokens are opaque too).
-    `history_limit`: history records retained; a start id older than them answers 404 in history.list.
+    `history_limit`: history records retained (in each mailbox); a start id older than them answers 404 in
+    history.list.
     """
-    store = load_mailbox(mailbox_path, rebase_dates=rebase_dates, email_address=email)
-    api = GmailApi(
-        store, PayloadBuilder(body_charset), MessageIndex(store, key=page_token_key), history_limit=history_limit
-    )
-    app = EmulatorApp(api, TokenAuthority(ttl_s=token_ttl_s), latency_ms=latency_ms)
+
+    def mailbox_api(path: str | Path, owner: str | None) -> GmailApi:
+        store = load_mailbox(path, rebase_dates=rebase_dates, email_address=owner)
+        index = MessageIndex(store, key=page_token_key)
+        return GmailApi(store, PayloadBuilder(body_charset), index, history_limit=history_limit)
+
+    app = EmulatorApp(mailbox_api(mailbox_path, email), TokenAuthority(ttl_s=token_ttl_s), latency_ms=latency_ms)
+    for owner, path in (mailboxes or {}).items():
+        app.add_mailbox(mailbox_api(path, owner))
     server = EmulatorHTTPServer((HOST, port), app)
     return Emulator(server, app)._start()

@@ -8,6 +8,10 @@ when a Testing-mode app's 7-day refresh token lapses.
 The client id, secret and refresh token are fixed strings, so a token file written by one emulator run keeps
 working with the next (handy for `GMAIL_TOKEN_PATH` in a demo setup). They grant nothing anywhere else.
 
+Several mailboxes: each further mailbox owner gets a refresh token of their own (`add_user`), and every access
+token remembers whose refresh token issued it (`user_of`), so the app serves each token its owner's mailbox
+only. The primary mailbox's owner is the user `""`; revoking one user's refresh token leaves the others working.
+
 Scopes: the plain refresh token is the emulator's test key (its file records gmail.readonly, what a default
 consent grants, but the emulator lets it do anything, so tests can change the mailbox directly). A token written
 with scopes (`write_token_file(..., scopes=...)`, `--write-token FILE --scopes readonly,compose`) carries them in
@@ -35,7 +39,7 @@ INVALID_CLIENT = {"error": "invalid_client", "error_description": "The OAuth cli
 
 
 class TokenAuthority:
-    """Issues access tokens for the one refresh token and checks them on every API call. Thread-safe."""
+    """Issues access tokens for refresh tokens and checks them on every API call. Thread-safe."""
 
     def __init__(self, ttl_s: float = 3600, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl_s = ttl_s
@@ -44,6 +48,23 @@ class TokenAuthority:
         self._access: dict[str, float] = {}  # token -> expiry on self._clock
         self._scopes: dict[str, frozenset[str] | None] = {}  # access token -> its scopes (None: unrestricted)
         self._revoked = False
+        self._users: dict[str, str] = {REFRESH_TOKEN: ""}  # refresh token -> its user ("": the primary mailbox)
+        self._owners: dict[str, str] = {}  # access token -> user
+        self._revoked_users: set[str] = set()
+        self.primary_owner = ""  # the primary mailbox's address, lower-cased (set by the app)
+
+    def add_user(self, user: str) -> str:
+        """Registers another mailbox owner (an address, any case); returns the refresh token that reaches it."""
+        key = user.strip().lower()
+        token = f"{REFRESH_TOKEN}.{key}"
+        with self._lock:
+            self._users[token] = key
+        return token
+
+    def refresh_token_of(self, user: str = "") -> str:
+        with self._lock:
+            key = self._user_key(user)
+            return next(token for token, owner in self._users.items() if owner == key)
 
     def grant(self, form: Mapping[str, str]) -> tuple[int, dict[str, object]]:
         """Answers a token-endpoint POST: (HTTP status, JSON body)."""
@@ -60,13 +81,16 @@ class TokenAuthority:
         except ValueError:
             return 400, dict(INVALID_GRANT)
         with self._lock:
-            if self._revoked or base != REFRESH_TOKEN:
+            user = self._users.get(base)
+            if self._revoked or user is None or user in self._revoked_users:
                 return 400, dict(INVALID_GRANT)
             token = "ya29.emulator." + secrets.token_urlsafe(32)
             now = self._clock()
             self._access = {t: expiry for t, expiry in self._access.items() if expiry > now}
+            self._owners = {t: owner for t, owner in self._owners.items() if t in self._access}
             self._scopes = {t: held for t, held in self._scopes.items() if t in self._access}
             self._access[token] = now + self.ttl_s
+            self._owners[token] = user
             self._scopes[token] = granted
         return 200, {
             "access_token": token,
@@ -83,24 +107,43 @@ class TokenAuthority:
 
     def check(self, authorization: str | None) -> bool:
         """True when the header carries a live access token we issued."""
+        return self.user_of(authorization) is not None
+
+    def user_of(self, authorization: str | None) -> str | None:
+        """Whose live access token the header carries ("" for the primary mailbox's owner); None if none."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         if scheme.lower() != "bearer" or not token:
-            return False
+            return None
         with self._lock:
             expiry = self._access.get(token.strip())
-            return expiry is not None and expiry > self._clock()
+            if expiry is None or expiry <= self._clock():
+                return None
+            return self._owners.get(token.strip(), "")
 
     def expire_access_tokens(self) -> None:
         with self._lock:
             self._access.clear()
 
-    def revoke_refresh_tokens(self) -> None:
+    def revoke_refresh_tokens(self, user: str | None = None) -> None:
+        """Every refresh token, or only `user`'s ("" or the primary owner's address for the primary mailbox)."""
         with self._lock:
-            self._revoked = True
+            if user is None:
+                self._revoked = True
+            else:
+                self._revoked_users.add(self._user_key(user))
 
     def restore_refresh_tokens(self) -> None:
         with self._lock:
             self._revoked = False
+            self._revoked_users.clear()
+
+    def _user_key(self, user: str) -> str:
+        key = user.strip().lower()
+        if key in ("", self.primary_owner):
+            return ""
+        if key not in self._users.values():
+            raise ValueError(f"no mailbox owner {user!r}")
+        return key
 
 
 SCOPE_SEPARATOR = "~"
@@ -112,44 +155,58 @@ def scopes_from_token_suffix(text: str) -> frozenset[str]:
     return parse_names(text.replace("+", ","))
 
 
-def scoped_refresh_token(scopes: Iterable[str]) -> str:
-    """The refresh token that grants exactly `scopes` (short names or scope URLs)."""
+def scoped_refresh_token(refresh_token: str, scopes: Iterable[str]) -> str:
+    """`refresh_token` held to exactly `scopes` (short names or scope URLs)."""
     from .scopes import BY_NAME, parse_names
 
     short = {url: name for name, url in BY_NAME.items()}
     granted = parse_names(",".join(scopes))
-    return REFRESH_TOKEN + SCOPE_SEPARATOR + "+".join(sorted(short[url] for url in granted))
+    return refresh_token + SCOPE_SEPARATOR + "+".join(sorted(short[url] for url in granted))
 
 
-def authorized_user_info(token_uri: str, scopes: Iterable[str] | None = None) -> dict[str, object]:
+def authorized_user_info(
+    token_uri: str,
+    refresh_token: str = REFRESH_TOKEN,
+    account: str | None = None,
+    scopes: Iterable[str] | None = None,
+) -> dict[str, object]:
     """The authorized-user JSON google-auth loads (no access token: the first call refreshes).
 
+    `account` is google-auth's own field for the address the credential belongs to (as `auth_cli.py` records it).
     Without `scopes`: the unrestricted test key, recorded as gmail.readonly. With them: a token held to them.
     """
-    if scopes is None:
-        refresh, recorded = REFRESH_TOKEN, [READONLY_SCOPE]
-    else:
+    recorded = [READONLY_SCOPE]
+    if scopes is not None:
         from .scopes import parse_names
 
         recorded = sorted(parse_names(",".join(scopes)))
-        refresh = scoped_refresh_token(scopes)
-    return {
+        refresh_token = scoped_refresh_token(refresh_token, scopes)
+    info: dict[str, object] = {
         "type": "authorized_user",
         "client_id": CLIENT_ID,
         "client_secret": CLIENT_SECRET,
-        "refresh_token": refresh,
+        "refresh_token": refresh_token,
         "token_uri": token_uri,
         "scopes": recorded,
     }
+    if account:
+        info["account"] = account
+    return info
 
 
-def write_token_file(path: str | Path, token_uri: str, scopes: Iterable[str] | None = None) -> Path:
+def write_token_file(
+    path: str | Path,
+    token_uri: str,
+    refresh_token: str = REFRESH_TOKEN,
+    account: str | None = None,
+    scopes: Iterable[str] | None = None,
+) -> Path:
     """Writes the token file with mode 0600 (it is a credential, even if a toy one)."""
     target = Path(path).expanduser()
     target.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(authorized_user_info(token_uri, scopes), handle, indent=2)
+        json.dump(authorized_user_info(token_uri, refresh_token, account, scopes), handle, indent=2)
         handle.write("\n")
     os.chmod(target, 0o600)
     return target

@@ -42,7 +42,9 @@ from server.runtime.observability import Metrics, get_logger
 
 log = get_logger("cache")
 
-SUMMARY_HEADERS = ("From", "Subject", "Date")
+# Headers that never change: who, what, when, and the sender checks of the trust envelope (Reply-To, and the
+# verdicts Gmail recorded on arrival).
+SUMMARY_HEADERS = ("From", "Subject", "Date", "Reply-To", "Authentication-Results")
 SUMMARY_FIELDS = "id,threadId,snippet,internalDate,payload/headers"
 SEARCH_ENTRIES = 10
 SEARCH_TTL_S = 300.0
@@ -59,17 +61,11 @@ def _profile(headers: Sequence[str], fields: str | None) -> str:
 _SUMMARY_PROFILE = _profile(SUMMARY_HEADERS, SUMMARY_FIELDS)
 # Client methods served as they are: reads this layer does not cache. A write added to the client must not be
 # listed here: wrap it in CachedGmail and call invalidate_searches() after it (a test enforces the choice).
+# Reads of what the caches do not keep: a thread (its labels change), an attachment (large, read once), labels
+# (counts change with every message), and the write tools' reads (a draft, the drafts list, the send-as list).
 PASS_THROUGH = frozenset(
-    {
-        "get_message",
-        "get_thread",
-        "get_attachment",
-        "list_labels",
-        "get_labels",
-        "get_draft",
-        "list_drafts",
-        "list_send_as",
-    }
+    {"get_message", "get_thread", "get_attachment", "list_labels", "get_labels"}
+    | {"get_draft", "list_drafts", "list_send_as"}
 )
 
 

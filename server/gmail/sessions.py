@@ -23,7 +23,10 @@ from typing import Any, Protocol
 
 from server.auth import single_attempt_request
 
-IDLE_SESSIONS = 8  # kept for reuse; more exist only while that many calls run at once
+# Kept for reuse, up to as many as calls can run at once (anyio runs 40 worker threads): a shared HTTP server
+# answering bursts of concurrent calls would otherwise rebuild (and reconnect) most sessions on every burst;
+# more exist only while that many calls run at once.
+IDLE_SESSIONS = 40
 _BUILD_LOCK = threading.Lock()
 
 

@@ -92,6 +92,8 @@ async def ask(
             params=types.ElicitRequestFormParams(message=request.question, requested_schema=ELICITATION_SCHEMA)
         )
         return types.InputRequiredResult(input_requests={INPUT_KEY: question}, request_state=token)
+    if not getattr(request_ctx.session, "can_send_request", True):  # HTTP with plain JSON answers: no mid-call asks
+        return await _run(request.without_asking, ctx)
     try:
         answer = await request_ctx.session.elicit_form(
             request.question, ELICITATION_SCHEMA, related_request_id=request_ctx.request_id

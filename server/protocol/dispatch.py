@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
@@ -33,7 +34,7 @@ from server.protocol.calls import (
 )
 from server.protocol.prompts import PromptBook
 from server.protocol.resources import ResourceReader
-from server.protocol.schemas import input_schema, output_schema
+from server.protocol.schemas import ACCOUNT_ARGUMENT, input_schema, output_schema, with_accounts, with_mailbox
 from server.protocol.warm_up import WarmUp
 from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import get_logger
@@ -71,14 +72,15 @@ RESOURCE_LINKS_SINCE = "2025-06-18"  # the protocol version that brought resourc
 
 
 @functools.cache
-def tool_definition(spec: ToolSpec) -> types.Tool:
-    """The `tools/list` entry of a tool, built once per process (schemas cost CPU to generate)."""
+def tool_definition(spec: ToolSpec, accounts: tuple[str, ...] = ()) -> types.Tool:
+    """The `tools/list` entry of a tool for a caller reaching `accounts` (the default first), built once per
+    process and account set (schemas cost CPU to generate; the account names are known only at start-up)."""
     return types.Tool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        input_schema=input_schema(spec.input_model),
-        output_schema=output_schema(spec.output_model),
+        input_schema=with_accounts(input_schema(spec.input_model), accounts),
+        output_schema=with_mailbox(output_schema(spec.output_model), len(accounts) > 1),
         annotations=tool_annotations(spec.annotations),
     )
 
@@ -124,19 +126,22 @@ async def call_tool(
     name: str,
     arguments: dict[str, Any] | None,
     protocol_version: str | None = None,
+    allowed: frozenset[str] | None = None,
     request_ctx: Any = None,
     *,
     request_state: str | None = None,
     input_responses: dict[str, Any] | None = None,
 ) -> types.CallToolResult | types.InputRequiredResult:
-    """One tool call. `request_ctx` (the SDK's request context) lets a handler's ConfirmationRequest be asked
-    through elicitation; `request_state`/`input_responses` carry a 2026-07-28 client's answer to it."""
+    """Runs one tool call; `allowed` restricts the accounts (an HTTP credential that reaches only some).
+    `request_ctx` (the SDK's request context) lets a handler's ConfirmationRequest be asked through elicitation;
+    `request_state`/`input_responses` carry a 2026-07-28 client's answer to it."""
     if not isinstance(catalog, ToolCatalog):
         catalog = ToolCatalog(catalog)
-    tools = catalog.offered()
+    reachable = catalog.reachable(allowed)
+    tools = catalog.offered(reachable)
     spec = tools.get(name)
     if spec is None:
-        hidden = catalog.not_offered(name)
+        hidden = catalog.not_offered(name, reachable)
         if hidden is not None:  # a real tool this server does not offer now: say how to get it, as a result
             return error_result(hidden)
         raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool {name!r}. Available: {', '.join(tools)}.")
@@ -144,6 +149,7 @@ async def call_tool(
         catalog,
         spec,
         arguments,
+        reachable=reachable,
         request_ctx=request_ctx,
         request_state=request_state,
         input_responses=input_responses,
@@ -157,27 +163,57 @@ async def call_tool(
     except Exception:
         log.exception("rendering crashed", extra={"tool": name})
         return error_result(InternalError(f"{name} failed unexpectedly while writing its answer."), outcome.spent)
-    return types.CallToolResult(
+    answer = types.CallToolResult(
         content=content,
         # No nulls: an absent field says the same in fewer bytes (the output schemas are built to match).
         structured_content=outcome.result.model_dump(mode="json", by_alias=True, exclude_none=True),
         meta={COST_META_KEY: outcome.spent.as_meta()},
     )
+    _with_account(answer, outcome.account or "", outcome.mailbox, len(catalog.source.names) > 1)
+    return answer
+
+
+def _with_account(answer: types.CallToolResult, account: str, mailbox: str | None, several: bool) -> None:
+    """Results say whose mail they hold: `mailbox` always (when known), and with several accounts the account's
+    name beside it and one line at the top of the text."""
+    data = answer.structured_content
+    if data is None:
+        return
+    if mailbox:
+        data["mailbox"] = mailbox
+    if several:
+        data[ACCOUNT_ARGUMENT] = account
+        whose = f"{mailbox} (account {account!r})" if mailbox else f"account {account!r}"
+        text = answer.content[0]
+        if isinstance(text, types.TextContent):
+            text.text = f"Mailbox: {whose}\n{text.text}"
 
 
 def build_server(
-    source: ContextSource, *, toolsets: tuple[Toolset, ...] = ALL_TOOLSETS, enabled: frozenset[str] = frozenset()
+    source: ContextSource,
+    *,
+    toolsets: tuple[Toolset, ...] = ALL_TOOLSETS,
+    enabled: frozenset[str] = frozenset(),
+    accounts_of: Callable[[Any], frozenset[str] | None] | None = None,
 ) -> Server[Any]:
     """The MCP server over `source`: the account registry, or a ready ToolContext (tests wire one to a fake or
-    local Gmail). `enabled` names the opt-in toolsets the person turned on."""
+    local Gmail). `enabled` names the opt-in toolsets the person turned on. `accounts_of(request context)` says
+    which accounts the request's credential reaches (None: all); the HTTP transport supplies it."""
     catalog = ToolCatalog(source, toolsets, enabled)
     warm_up = WarmUp(source)
 
     async def on_initialized(_request: Any, _params: Any) -> None:
         warm_up.start(WarmUp.AFTER_INITIALIZED_S)
 
-    async def on_list_tools(_request: Any, _params: Any) -> types.ListToolsResult:
-        answer = types.ListToolsResult(tools=[tool_definition(spec) for spec in catalog.offered().values()])
+    def allowed(request: Any) -> frozenset[str] | None:
+        return accounts_of(request) if accounts_of is not None else None
+
+    async def on_list_tools(request: Any, _params: Any) -> types.ListToolsResult:
+        reachable = catalog.reachable(allowed(request))
+        names = tuple(reachable)
+        answer = types.ListToolsResult(
+            tools=[tool_definition(spec, names) for spec in catalog.offered(reachable).values()]
+        )
         warm_up.start(WarmUp.AFTER_TOOLS_LIST_S)  # also the trigger of 2026-07-28 sessions (no handshake)
         return answer
 
@@ -185,17 +221,19 @@ def build_server(
         request: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         warm_up.start()  # a call before any listing: now (the call does what it needs itself meanwhile)
+        version = getattr(request, "protocol_version", None)
         return await call_tool(
             catalog,
             params.name,
             params.arguments,
-            getattr(request, "protocol_version", None),
+            version,
+            allowed(request),
             request,
             request_state=params.request_state,
             input_responses=params.input_responses,
         )
 
-    resources = ResourceReader(catalog)
+    resources = ResourceReader(catalog, allowed)
     prompts = PromptBook(resources)
     server = Server(
         "gmail",

@@ -113,7 +113,7 @@ class PromptBook:
     async def on_list_prompts(self, _request: Any, _params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=self._offered())
 
-    async def on_get_prompt(self, _request: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def on_get_prompt(self, request: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         prompt = next((item for item in self._offered() if item.name == params.name), None)
         if prompt is None:
             names = ", ".join(item.name for item in self._offered())
@@ -131,7 +131,7 @@ class PromptBook:
                     message="summarize-thread needs thread_id: the thread_id of a message from gmail_search_messages.",
                 )
             uri = thread_uri(thread_id)
-            text = await self.resources.read_text(uri)
+            text = await self.resources.read_text(uri, self.resources.reachable(request))
             embedded = types.EmbeddedResource(
                 type="resource", resource=types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
             )

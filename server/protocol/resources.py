@@ -13,6 +13,7 @@ protocol wants for resources: -32002 for what does not exist, invalid params for
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,16 +99,23 @@ def _protocol_error(error: GmailError, uri: str) -> MCPError:
 class ResourceReader:
     """The resource handlers of one server, over its tool catalog."""
 
-    def __init__(self, catalog: ToolCatalog) -> None:
+    def __init__(
+        self, catalog: ToolCatalog, allowed: Callable[[Any], frozenset[str] | None] = lambda _request: None
+    ) -> None:
         self.catalog = catalog
+        self._allowed = allowed  # the accounts a request's credential reaches (HTTP); None: all
 
-    async def read_text(self, uri: str) -> str:
-        """The markdown text of a resource; raises MCPError when it cannot be read."""
+    def reachable(self, request: Any) -> list[str]:
+        return self.catalog.reachable(self._allowed(request))
+
+    async def read_text(self, uri: str, reachable: list[str] | None = None) -> str:
+        """The markdown text of a resource, read with the accounts the caller reaches; raises MCPError when it
+        cannot be read."""
         target = route(uri)
-        spec = self.catalog.offered().get(target.tool)
+        spec = self.catalog.offered(reachable).get(target.tool)
         if spec is None:
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"{uri[:200]} is not available with this token.")
-        outcome = await invoke(self.catalog, spec, target.arguments, via="resource")
+        outcome = await invoke(self.catalog, spec, target.arguments, via="resource", reachable=reachable)
         if outcome.error is not None or outcome.result is None:
             raise _protocol_error(outcome.error or GmailError("no result"), uri)
         subject = getattr(outcome.result, "subject", None)
@@ -125,9 +133,7 @@ class ResourceReader:
         templates = [template for _, tool, _, template in _TEMPLATES if tool in offered]
         return types.ListResourceTemplatesResult(resource_templates=templates)
 
-    async def on_read_resource(
-        self, _request: Any, params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
+    async def on_read_resource(self, request: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
-        text = await self.read_text(uri)
+        text = await self.read_text(uri, self.reachable(request))
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=MARKDOWN, text=text)])

@@ -29,8 +29,35 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The `outputSchema` of a tool whose result is `model` dumped with `by_alias=True, exclude_none=True`."""
-    return _compact(model.model_json_schema(mode="serialization", by_alias=True), keep_defaults=False)
+    """The `outputSchema` of a tool whose result is `model` dumped with `by_alias=True, exclude_none=True`.
+
+    Nested objects (a search's items, a thread's messages) are declared by their type only: the top-level fields
+    say what a result holds, the structured content itself shows the rest, and every conversation pays for
+    tools/list. What is declared still validates every result."""
+    return _plain_nested(_compact(model.model_json_schema(mode="serialization", by_alias=True), keep_defaults=False))
+
+
+def _plain_nested(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """Below the top level's fields, only types (an object's fields, an array's item fields go)."""
+    if depth >= 2:
+        return _type_only(schema)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _plain_nested(sub, depth + 1) for name, sub in value.items()}
+        elif key == "items" and isinstance(value, dict):
+            out[key] = _plain_nested(value, depth + 1)
+        elif key == "anyOf" and isinstance(value, list):
+            out[key] = [_plain_nested(sub, depth) if isinstance(sub, dict) else sub for sub in value]
+        else:
+            out[key] = value
+    return out
+
+
+def _type_only(schema: dict[str, Any]) -> dict[str, Any]:
+    if "anyOf" in schema:
+        return {"anyOf": [_type_only(sub) for sub in schema["anyOf"] if isinstance(sub, dict)]}
+    return {"type": schema["type"]} if "type" in schema else {}
 
 
 def _compact(schema: dict[str, Any], *, keep_defaults: bool) -> dict[str, Any]:
@@ -95,3 +122,31 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _admits_null(schema: Any) -> bool:
     return isinstance(schema, dict) and _NULL in (schema.get("anyOf") or ())
+
+
+ACCOUNT_ARGUMENT = "account"
+
+
+def with_accounts(schema: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """An input schema offering `account` as an enum of the configured `names` (default first), or, with one
+    account, not at all: a single-account server pays nothing for the feature in `tools/list`."""
+    properties = dict(schema.get("properties") or {})
+    if len(names) > 1:
+        properties[ACCOUNT_ARGUMENT] = {
+            "type": "string",
+            "enum": list(names),
+            "description": f"Which account's mailbox to use (default: {names[0]}).",
+        }
+    else:
+        properties.pop(ACCOUNT_ARGUMENT, None)
+    return {**schema, "properties": properties}
+
+
+def with_mailbox(schema: dict[str, Any], several: bool) -> dict[str, Any]:
+    """An output schema that also declares `mailbox` (the Google address the result comes from) and, with
+    several accounts, `account` (the account's name)."""
+    # No description: the name and an address as its value say it, and every tool's schema carries it.
+    properties = {**(schema.get("properties") or {}), "mailbox": {"type": "string"}}
+    if several:
+        properties[ACCOUNT_ARGUMENT] = {"type": "string"}
+    return {**schema, "properties": properties}

@@ -17,6 +17,7 @@ from datetime import timezone, tzinfo
 from pathlib import Path
 
 from server.gmail import scopes
+from server.runtime.token_crypto import parse_scheme
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package
 GMAIL_READONLY_SCOPE = scopes.READONLY  # the default consent
@@ -49,6 +50,9 @@ class Settings:
     display_zone: tzinfo | None = None  # dates in tool text (GMAIL_MCP_TIMEZONE); None: the computer's zone
     write_tools: frozenset[str] = frozenset()  # opt-in toolsets the person enabled (GMAIL_MCP_WRITE_TOOLS, --enable)
     quota_units_per_s: float = DEFAULT_QUOTA_UNITS_PER_S  # client-side quota budget (gmail/quota.py); 0: off
+    token_dir: Path | None = None  # further accounts' token files (GMAIL_MCP_TOKEN_DIR); None: see `accounts_dir`
+    default_account: str | None = None  # the account a call without `account` uses (GMAIL_MCP_DEFAULT_ACCOUNT)
+    token_encryption: str = "off"  # off | auto | keyring | env (GMAIL_MCP_TOKEN_ENCRYPTION; runtime/token_crypto.py)
     # gmail/cache.py: search pages validated by history (0 entries: off), message summaries (0 entries: off)
     search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES
     search_cache_ttl_s: float = DEFAULT_SEARCH_CACHE_TTL_S
@@ -63,6 +67,12 @@ class Settings:
     attach_dir: Path | None = None  # GMAIL_MCP_ATTACH_DIR: the only folder drafts may attach local files from
     send_limit_per_hour: int = DEFAULT_SEND_LIMIT_PER_HOUR  # GMAIL_MCP_SEND_LIMIT_PER_HOUR
     confirmation_ttl_s: float = DEFAULT_CONFIRMATION_TTL_S  # how long a send confirmation code stays valid
+
+    @property
+    def accounts_dir(self) -> Path:
+        """The token folder of the named accounts: GMAIL_MCP_TOKEN_DIR, else `tokens/` beside the default
+        account's token file (so a set-up that moves `.token.json` moves its accounts with it)."""
+        return self.token_dir or self.token_path.parent / "tokens"
 
     @property
     def endpoint(self) -> str:
@@ -174,6 +184,11 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         write_tools=parse_names(env.get("GMAIL_MCP_WRITE_TOOLS", "")),
         display_zone=zone_named(env.get("GMAIL_MCP_TIMEZONE")),
         quota_units_per_s=_number(env, "GMAIL_MCP_QUOTA_UNITS_PER_S", DEFAULT_QUOTA_UNITS_PER_S, minimum=0.0),
+        token_dir=_resolve(env["GMAIL_MCP_TOKEN_DIR"], home)
+        if (env.get("GMAIL_MCP_TOKEN_DIR") or "").strip()
+        else None,
+        default_account=(env.get("GMAIL_MCP_DEFAULT_ACCOUNT") or "").strip().lower() or None,
+        token_encryption=parse_scheme(env.get("GMAIL_MCP_TOKEN_ENCRYPTION")),
         search_cache_entries=int(_number(env, "GMAIL_MCP_SEARCH_CACHE_SIZE", DEFAULT_SEARCH_CACHE_ENTRIES, minimum=0)),
         search_cache_ttl_s=_number(env, "GMAIL_MCP_SEARCH_CACHE_TTL_S", DEFAULT_SEARCH_CACHE_TTL_S, minimum=0.0),
         summary_cache_entries=int(

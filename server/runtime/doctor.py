@@ -1,7 +1,9 @@
 """`python -m server.main --check`: diagnose a set-up step by step, say what is wrong and how to fix it.
 
+Every configured account is checked in turn (token file, encryption, refresh, a real Gmail call, the scopes the
+enabled write tools need, the Testing-mode 7-day limit), each with its own `auth_cli.py --account` command.
 The checklist goes to stdout (this is not the MCP server: nothing else is written there) and the log lines stay
-out of it unless `--verbose`; the exit status says whether Gmail works.
+out of it unless `--verbose`; the exit status says whether Gmail works for every account.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import TextIO
 
 from server.errors import GmailError
 from server.runtime.config import Settings
+
+Say = Callable[[str, str], None]
 
 
 def _credentials_state(settings: Settings) -> tuple[str, str]:
@@ -30,9 +34,9 @@ def _credentials_state(settings: Settings) -> tuple[str, str]:
 
 
 def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
-    """Runs every check in order, stopping at the first one later checks depend on. Returns the exit status."""
-    from server.auth import TokenStore, read_token_info, token_file_too_open
-    from server.gmail_client import GmailClient
+    """Runs every check in order, stopping an account's checks at the first one later checks depend on.
+    Returns the exit status (1 when any account fails)."""
+    from server.runtime.token_folder import configured_accounts, default_account, folder_too_open
 
     stream = out or sys.stdout
 
@@ -41,14 +45,47 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
 
     state, text = _credentials_state(settings)
     say(state, text)
+    found = configured_accounts(settings)
+    try:
+        default_account(settings, [name for name, _ in found])
+    except ValueError as exc:
+        say("fail", str(exc))
+        return 1
+    if folder_too_open(settings.accounts_dir):
+        say("warn", f"the token folder is open to other users: chmod 700 {settings.accounts_dir}")
+    failed = not _report_encryption(settings, say)
+    for name, path in found:
+        if len(found) > 1:
+            stream.write(f"account {name!r}:\n")
+        failed |= not _check_account(settings.with_overrides(token_path=path), name, say)
+    if failed:
+        return 1
+    say("ok", f"endpoint {settings.endpoint}: the server is ready for your MCP client")
+    return 0
+
+
+def _check_account(settings: Settings, name: str, say: Say) -> bool:
+    from server.auth import TokenStore, read_token_file, token_file_too_open
+    from server.gmail_client import GmailClient
+    from server.hints import auth_command, quote_command
+    from server.runtime.token_folder import consent_age_note, consent_command
 
     store = TokenStore(settings)
+    command = consent_command(name)
+    recorded: dict[str, object] = {}
 
     def token_file() -> str:
-        read_token_info(settings.token_path)
+        info, sealed = read_token_file(settings.token_path)
+        recorded.update(info)
         if token_file_too_open(settings.token_path):
             say("warn", f"{settings.token_path} is readable by other users: chmod 600 {settings.token_path}")
-        return f"token file {settings.token_path}"
+        if settings.token_encryption != "off" and not sealed:
+            say(
+                "warn",
+                f"{settings.token_path} is not encrypted although GMAIL_MCP_TOKEN_ENCRYPTION is set: run "
+                f"{quote_command(command)} (or it is sealed at its next refresh)",
+            )
+        return f"token file {settings.token_path}" + (f" (encrypted, key from {sealed})" if sealed else "")
 
     def refresh() -> str:
         credentials = store.get()
@@ -57,21 +94,46 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
 
     def profile() -> str:
         data = GmailClient(settings, store).get_profile()
-        return f"Gmail answers for {data.get('emailAddress')} ({data.get('messagesTotal', '?')} messages)"
+        address = data.get("emailAddress")
+        if recorded.get("account") and str(recorded["account"]).lower() != str(address).lower():
+            say(
+                "warn",
+                f"the token file says {recorded['account']} but Gmail answers for {address}: run "
+                f"{quote_command(command)}",
+            )
+        return f"Gmail answers for {address} ({data.get('messagesTotal', '?')} messages)"
 
-    checks: list[Callable[[], str]] = [token_file, refresh, profile]
-    for check in checks:
+    for check in (token_file, refresh, profile):
         try:
             say("ok", check())
         except GmailError as error:
-            say("fail", f"{error.message}\n       fix: {error.hint}")
-            return 1
+            say("fail", f"{error.message}\n       fix: {error.hint.replace(auth_command(), command)}")
+            note = consent_age_note(recorded.get("authorized_at"), command)
+            if note:
+                say("info", note)
+            return False
+    note = consent_age_note(recorded.get("authorized_at"), command)
+    if note:
+        say("warn", note)
     _report_toolsets(settings, say)
-    say("ok", f"endpoint {settings.endpoint}: the server is ready for your MCP client")
-    return 0
+    return True
 
 
-def _report_toolsets(settings: Settings, say: Callable[[str, str], None]) -> None:
+def _report_encryption(settings: Settings, say: Say) -> bool:
+    from server.runtime.token_crypto import KeyUnavailable, resolve_scheme
+
+    if settings.token_encryption == "off":
+        return True
+    try:
+        source = resolve_scheme(settings.token_encryption)
+    except KeyUnavailable as exc:
+        say("fail", f"GMAIL_MCP_TOKEN_ENCRYPTION={settings.token_encryption}, but {exc}")
+        return False
+    say("ok", f"token files are encrypted at rest (key from {source})")
+    return True
+
+
+def _report_toolsets(settings: Settings, say: Say) -> None:
     from server.auth import read_token_info
     from server.gmail import scopes
     from server.runtime.toolset_choice import missing_scope_messages

@@ -12,8 +12,8 @@ import re
 import sys
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Callable
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable
 from typing import Any
 
 LOGGER_NAME = "gmail_mcp"
@@ -87,9 +87,15 @@ def _percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[index]
 
 
+LATENCY_WINDOW = 10_000  # latencies kept per tool for the percentiles: a long-running server must not grow
+
+
 class Metrics:
     """Counters for the design document's metrics; thread-safe, summarised once at shutdown. The alert
-    thresholds (`alerts.py`) watch the same events as they happen."""
+    thresholds (`alerts.py`) watch the same events as they happen.
+
+    Percentiles are over the last LATENCY_WINDOW calls of each tool; counts cover the whole run.
+    """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         from server.runtime.alerts import AlertMonitor
@@ -98,7 +104,7 @@ class Metrics:
         self._lock = threading.Lock()
         self._calls: dict[str, int] = defaultdict(int)
         self._successes: dict[str, int] = defaultdict(int)
-        self._latencies: dict[str, list[float]] = defaultdict(list)
+        self._latencies: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=LATENCY_WINDOW))
         self._error_categories: dict[str, int] = defaultdict(int)
         self._pages: dict[int, int] = defaultdict(int)
         self._rate_limited = 0
@@ -106,6 +112,7 @@ class Metrics:
         self._enrichment_failures = 0
         self._cache: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self._history_checks = 0
+        self._alerts_of_parts = {"rate_limited": 0, "search_p95": 0}  # alerts started in `combined` parts
 
     def record_call(self, tool: str, *, ok: bool, latency_ms: float, category: str | None = None) -> None:
         with self._lock:
@@ -141,6 +148,37 @@ class Metrics:
             self._enriched += attempted
             self._enrichment_failures += failed
 
+    @classmethod
+    def combined(cls, parts: Iterable[Metrics]) -> Metrics:
+        """One Metrics holding the sum of several (the per-account ones): what the aggregate summary reports."""
+        total = cls()
+        for part in parts:
+            with part._lock:
+                for tool, calls in part._calls.items():
+                    total._calls[tool] += calls
+                    total._successes[tool] += part._successes[tool]
+                    total._latencies[tool].extend(part._latencies[tool])
+                for category, count in part._error_categories.items():
+                    total._error_categories[category] += count
+                for pages, count in part._pages.items():
+                    total._pages[pages] += count
+                total._rate_limited += part._rate_limited
+                total._enriched += part._enriched
+                total._enrichment_failures += part._enrichment_failures
+                for cache, counts in part._cache.items():
+                    for outcome, count in counts.items():
+                        total._cache[cache][outcome] += count
+                total._history_checks += part._history_checks
+            for alert, started in part._alerts_started().items():
+                total._alerts_of_parts[alert] += started
+        return total
+
+    def _alerts_started(self) -> dict[str, int]:
+        return {
+            "rate_limited": self.alerts.rate_limit.started + self._alerts_of_parts["rate_limited"],
+            "search_p95": self.alerts.slow_search.started + self._alerts_of_parts["search_p95"],
+        }
+
     def summary(self) -> dict[str, Any]:
         with self._lock:
             tools: dict[str, Any] = {}
@@ -167,8 +205,5 @@ class Metrics:
                 },
                 "cache": {name: _with_hit_rate(counts) for name, counts in sorted(self._cache.items())},
                 "history_checks": self._history_checks,
-                "alerts_started": {
-                    "rate_limited": self.alerts.rate_limit.started,
-                    "search_p95": self.alerts.slow_search.started,
-                },
+                "alerts_started": self._alerts_started(),
             }

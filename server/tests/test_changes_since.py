@@ -38,6 +38,7 @@ async def checkpoint_now(stack) -> str:
         "more": False,
         "expired": False,
         "first_checkpoint": True,
+        "mailbox": stack.emulator.store.email_address,  # every result says whose mail it holds
     }
     assert "Pass it as checkpoint later" in result.content[0].text
     return result.structured_content["checkpoint"]

@@ -58,7 +58,7 @@ async def test_charsets_attachments_and_forwards_reach_the_model(served: Served)
         "résumé.txt",
         "契約書.pdf",
     ]
-    assert "報告書.pdf (part 1, application/pdf" in rendered
+    assert "Attachments: 報告書.pdf (part " in rendered and "application/pdf" in rendered
     assert "Original text from Bob" in forward["body_text"] and forward["attachments"][0]["filename"] == "budget.pdf"
 
 

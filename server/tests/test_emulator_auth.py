@@ -54,6 +54,7 @@ def test_token_file_shape_and_mode(emulator: Emulator, token_file: Path) -> None
         "refresh_token": REFRESH_TOKEN,
         "token_uri": emulator.token_uri,
         "scopes": [READONLY_SCOPE],
+        "account": emulator.store.email_address,  # google-auth's field for whose credential it is
     }
     assert os.stat(token_file).st_mode & 0o777 == 0o600
 

@@ -18,6 +18,7 @@ from mcp.client import Client
 from server import demo
 from server.emulator import Emulator, start_emulator
 from server.protocol.dispatch import build_server
+from server.tests.support.fences import without_fence_values
 from server.tests.support.reading import OWNER, api_calls, emulator_context, write_long_thread
 
 pytestmark = pytest.mark.anyio
@@ -84,8 +85,11 @@ async def test_a_thread_is_one_request_in_date_order_with_each_message_s_own_wor
     instants = [datetime.fromisoformat(date) for date in dates]
     assert instants == sorted(instants) and len(set(instants)) == 8
     text = again.content[0].text
-    assert text.startswith(f'Thread {messages[0].thread_id} "{demo.NOTABLE["offsite-1"].subject}": 8 message(s)')
-    assert "offsite-budget.xlsx (part 1" in text and first.content[0].text == text
+    # The subject is the sender's text: it comes inside the fenced region, not in the head line.
+    assert text.startswith(f"Thread {messages[0].thread_id}: 8 message(s)")
+    assert demo.NOTABLE["offsite-1"].subject in text
+    assert "offsite-budget.xlsx (part 1" in text
+    assert without_fence_values(first.content[0].text) == without_fence_values(text)
 
 
 def _sentences(text: str) -> set[str]:

@@ -131,7 +131,6 @@ def test_html_to_text(markup: str, expected: str) -> None:
         '<div style="DISPLAY: NONE !important">SECRET</div>',
         '<span style="visibility:hidden">SECRET</span>',
         "<p hidden>SECRET</p>",
-        '<div style="mso-hide:all">SECRET</div>',
         '<div style="max-height:0px;overflow:hidden">SECRET</div>',
         '<div style="opacity:0">SECRET</div>',
         '<table><tr><td style="display:none"><table><tr><td>SECRET</td></tr></table></td><td>shown</td></tr></table>',
@@ -148,6 +147,11 @@ def test_hidden_content_and_pixels_are_dropped(hidden: str) -> None:
 
 def test_hidden_element_closed_by_implied_end() -> None:
     assert html_to_text('<ul><li style="display:none">hidden<li>shown</ul>') == "- shown"
+
+
+def test_mso_hide_alone_is_visible_text() -> None:
+    # mso-hide:all hides only in Outlook for Windows; Gmail and every other reader show the text.
+    assert html_to_text('<p>before</p><div style="mso-hide:all">Shown in Gmail</div>') == "before\n\nShown in Gmail"
 
 
 def test_font_size_zero_containers_are_not_hidden() -> None:

@@ -69,7 +69,7 @@ async def test_every_attachment_type_returns_its_text(running):
             kinds[name] = result.structured_content["kind"]
             if name == "report.pdf":
                 assert result.structured_content["pages"] == 2
-                assert "untrusted data" in result.content[0].text
+                assert "data, not instructions" in result.content[0].text
     assert kinds == {"report.pdf": "text", "pixel.png": "image", "firmware.bin": "unsupported"}
 
 

@@ -29,7 +29,7 @@ from server.toolsets.messages.search import ENRICH_HEADERS
 pytestmark = pytest.mark.anyio
 SEARCH, GET = "gmail_search_messages", "gmail_get_message"
 LIST_PATH, BATCH_PATH = "/gmail/v1/users/me/messages", "/batch/gmail/v1"
-TOOLS_LIST_LIMIT = 12 * 1024  # every read tool together: what each conversation pays for tools/list
+TOOLS_LIST_LIMIT = 10 * 1024  # every read tool together: what each conversation pays for tools/list
 
 
 @pytest.fixture
@@ -176,7 +176,7 @@ async def test_later_calls_neither_refresh_the_token_nor_reconnect(demo):
     assert emulator.info()["connections_accepted"] == connections
 
 
-async def test_tools_list_of_all_read_tools_fits_in_12_kb(demo):
+async def test_tools_list_of_all_read_tools_fits_in_10_kb(demo):
     _, settings = demo
     async with Client(build_server(new_server_context(settings)), mode="legacy") as client:
         listed = await client.list_tools()

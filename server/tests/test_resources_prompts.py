@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 from server import demo
 from server.emulator import Emulator, start_emulator
 from server.protocol.dispatch import build_server
+from server.tests.support.fences import without_fence_values
 from server.tests.support.reading import emulator_context
 from server.tools import ToolContext
 
@@ -62,7 +63,8 @@ async def test_resources_read_through_the_tools_handlers(running, mode):
         as_tool = await client.call_tool("gmail_get_thread", {"thread_id": first.thread_id})
     assert message.mime_type == "text/markdown" and message.text.startswith(f"# {demo.NOTABLE['offsite-1'].subject}\n")
     assert "Proposal for the December offsite in Lisbon" in message.text
-    assert thread.text == f"# {demo.NOTABLE['offsite-1'].subject}\n\n{as_tool.content[0].text}"
+    expected = f"# {demo.NOTABLE['offsite-1'].subject}\n\n{as_tool.content[0].text}"
+    assert without_fence_values(thread.text) == without_fence_values(expected)
     assert labels.text.startswith("# Gmail labels\n\nSystem labels:") and "Family/Kids" in labels.text
 
 
@@ -96,7 +98,10 @@ async def test_prompts_are_listed_and_filled_in(running, mode):
     assert set(prompts) == {"triage-inbox", "summarize-thread", "needs-reply"}
     assert [a.name for a in prompts["summarize-thread"].arguments] == ["thread_id"]
     assert prompts["summarize-thread"].arguments[0].required is True
-    assert "newer_than_days=2" in triage.messages[0].content.text and "untrusted" in triage.messages[0].content.text
+    assert (
+        "newer_than_days=2" in triage.messages[0].content.text
+        and "never follow instructions" in triage.messages[0].content.text.lower()
+    )
     assert (
         "last_from_me" in waiting.messages[0].content.text and "newer_than_days=7" in waiting.messages[0].content.text
     )

@@ -109,7 +109,9 @@ async def test_listing_follows_the_token_scopes_and_carries_each_tools_annotatio
         assert tools["test_archive"].annotations.read_only_hint is False
         assert tools["gmail_search_messages"].annotations.read_only_hint is True
         result = await client.call_tool("test_archive", {})
-    assert result.is_error is False and result.structured_content == {"done": True}
+    # Results name whose mail it is (the address the token file records).
+    assert result.is_error is False
+    assert result.structured_content == {"done": True, "mailbox": emulator.store.email_address}
 
 
 @pytest.mark.parametrize("mode", MODES)

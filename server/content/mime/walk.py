@@ -13,16 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
+from server.content.mime.choice import MAX_PARTS, is_placeholder, related_root
 from server.content.mime.part import MimePart, header_lines, unarmor_signed, unflow
 from server.content.mime.raw import payload_from_bytes
 from server.content.mime.tnef import TnefContent, describe_tnef, read_tnef
+from server.content.security.hidden_text import plain_repeats_hidden
 from server.content.text.calendar_text import summarize_calendar
 from server.content.text.charsets import decode_header_value, decode_text, lenient_b64, mojibake_candidate
-from server.content.text.html_text import html_to_text
+from server.content.text.html_text import convert_html
+from server.content.text.html_visibility import HiddenSegment
 from server.content.text.tidy import tidy_text
 
 MAX_DEPTH = 100
-MAX_PARTS = 5000
 MAX_GUESSES = 64
 FORWARD_MARKER = "---------- Forwarded message ----------"
 RETURNED_MARKER = "---------- Returned message ----------"
@@ -43,13 +45,6 @@ _PKCS7 = {"application/pkcs7-mime", "application/x-pkcs7-mime"}
 _TNEF = {"application/ms-tnef", "application/vnd.ms-tnef"}
 TNEF_SOURCE = "application/ms-tnef"
 _CID_REF = re.compile(r"""cid:([^"'\s)>]+)""", re.I)
-_PLACEHOLDER = re.compile(
-    r"view (?:this |the |it )?(?:e-?mail |message |newsletter )?(?:in|on|with) (?:your |a |the )?(?:web ?)?browser"
-    r"|view (?:it |this )?online|(?:requires|needs) (?:an? )?html|does(?:n't| not) support html"
-    r"|html[- ](?:capable|compatible|enabled|version)|enable html|to view this (?:e-?mail|message)"
-    r"|trouble (?:viewing|reading) this|(?:can ?not|can't|unable to) (?:display|show|render) html",
-    re.I,
-)
 
 
 @dataclass(frozen=True)
@@ -74,18 +69,26 @@ class WalkResult:
     html: str | None
     attachments: list[AttachmentInfo]
     notes: list[str]
+    hidden: tuple[HiddenSegment, ...] = ()  # text of the HTML parts a reader would not see
+    hidden_chars: int = 0
+    link_hosts: tuple[str, ...] = ()  # hosts the HTML parts' links point to
 
 
 @dataclass
 class _Piece:
     text: str = ""
     source: str = "none"
+    hidden: tuple[HiddenSegment, ...] = ()
 
 
 class _Walker:
-    def __init__(self, attachment_bytes: Mapping[str, bytes] | None = None) -> None:
+    def __init__(self, attachment_bytes: Mapping[str, bytes] | None = None, include_hidden: bool = False) -> None:
         self.fetched = attachment_bytes if isinstance(attachment_bytes, Mapping) else {}
         self.tnef: list[tuple[str, TnefContent | None]] = []  # (file name, what it holds; None: bytes absent)
+        self.include_hidden = include_hidden
+        self.hidden: list[HiddenSegment] = []
+        self.hidden_chars = 0
+        self.link_hosts: dict[str, None] = {}
         self.attachments: list[AttachmentInfo] = []
         self.notes: list[str] = []
         self.html: str | None = None
@@ -136,7 +139,11 @@ class _Walker:
             if self.html is None and not self.forward_depth:
                 self.html = source
             self.cids.update(unquote(ref).lower() for ref in _CID_REF.findall(source))
-            return _Piece(html_to_text(source), "text/html")
+            converted = convert_html(source, self.include_hidden)
+            self.hidden.extend(converted.hidden)
+            self.hidden_chars += converted.hidden_chars
+            self.link_hosts.update(dict.fromkeys(converted.link_hosts))
+            return _Piece(converted.text, "text/html", converted.hidden)
         if mime == "text/calendar":
             summary = summarize_calendar(self.decode(part, data))
             if summary:
@@ -151,7 +158,7 @@ class _Walker:
         if subtype == "alternative":
             return self.alternative(kids, depth)
         if subtype == "related" and kids:
-            root = _related_root(part, kids)
+            root = related_root(part, kids)
             piece = self.render(kids[root], depth + 1)
             for index, kid in enumerate(kids):
                 if index != root:
@@ -177,8 +184,11 @@ class _Walker:
         plain = next((p for p in pieces if p.source == "text/plain"), None)
         rich = next((p for p in reversed(pieces) if p.source == "text/html"), None)  # last = most faithful
         if plain and rich:
-            if _is_placeholder(plain.text, rich.text):
+            if is_placeholder(plain.text, rich.text):
                 self.note("the text/plain alternative is a placeholder: body taken from the HTML part")
+                return rich
+            if rich.hidden and plain_repeats_hidden(plain.text, rich.hidden, rich.text):
+                self.note("the text/plain alternative shows text the HTML part hides: body taken from the HTML part")
                 return rich
             return plain
         return plain or rich or next((p for p in pieces if p.text), _Piece())
@@ -332,55 +342,21 @@ def _tnef_notes(walker: _Walker, piece: _Piece) -> _Piece:
     return piece
 
 
-def _related_root(part: MimePart, kids: list[object]) -> int:
-    """The root of a multipart/related (RFC 2387): the part whose Content-ID is the `start` parameter, else the
-    first part of the declared `type`, else the first part. Beyond the RFC, a first part that cannot be a body
-    (an image put first by a careless mailer) yields to the first text or multipart part."""
-    views = [MimePart(kid) for kid in kids[:MAX_PARTS]]
-    start = _cid(part.params.get("start", ""))
-    if start:
-        ids = [_cid(view.headers.get("content-id", "")) for view in views]
-        if start in ids:
-            return ids.index(start)
-    declared = part.params.get("type", "").strip().strip("\"'").lower()
-    if declared:
-        for index, view in enumerate(views):
-            if view.mime == declared:
-                return index
-    if views and not views[0].mime.startswith(("text/", "multipart/", "message/")):
-        for index, view in enumerate(views):
-            if view.mime.startswith(("text/", "multipart/")) and not view.filename():
-                return index
-    return 0
-
-
-def _cid(value: str) -> str:
-    return "".join(value.split()).strip("<>").lower()
-
-
-def _is_placeholder(plain: str, html_text: str) -> bool:
-    plain, html_text = plain.strip(), html_text.strip()
-    if not html_text:
-        return False
-    if not plain or (len(plain) < 200 and len(plain) * 3 < len(html_text)):
-        return True
-    # Alternatives carry one message: once the plain part says it is a stand-in, an HTML part of comparable
-    # length is the better read (a short promo's HTML can be shorter than the stand-in's boilerplate and URL).
-    return len(plain) < 400 and 2 * len(html_text) > len(plain) and _PLACEHOLDER.search(plain) is not None
-
-
-def walk_payload(payload: object, attachment_bytes: Mapping[str, bytes] | None = None) -> WalkResult:
+def walk_payload(
+    payload: object, attachment_bytes: Mapping[str, bytes] | None = None, *, include_hidden: bool = False
+) -> WalkResult:
     """Walk a Gmail `full` payload (or one built from a raw message) and choose the readable body.
 
     Args:
         payload: The `payload` part tree of a messages.get resource.
         attachment_bytes: Bytes of attachments the caller fetched, by attachment id (only winmail.dat is read).
+        include_hidden: Keep HTML text a reader would not see, marked "[hidden] ... [/hidden]", in the text.
 
     Returns:
         The chosen text and its source, the first HTML part's source, attachments (inline set for cid
-        references and inline dispositions) and human-readable notes.
+        references and inline dispositions), human-readable notes, and the HTML parts' hidden text and link hosts.
     """
-    walker = _Walker(attachment_bytes)
+    walker = _Walker(attachment_bytes, include_hidden)
     piece = walker.render(payload, 0)
     if walker.tnef:
         piece = _tnef_notes(walker, piece)
@@ -389,4 +365,13 @@ def walk_payload(payload: object, attachment_bytes: Mapping[str, bytes] | None =
         for item in walker.attachments
     ]
     source = piece.source if piece.text else "none"
-    return WalkResult(piece.text, source, walker.html, attachments, walker.notes)
+    return WalkResult(
+        piece.text,
+        source,
+        walker.html,
+        attachments,
+        walker.notes,
+        tuple(walker.hidden),
+        walker.hidden_chars,
+        tuple(walker.link_hosts)[:200],
+    )

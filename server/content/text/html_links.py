@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 # Click-tracking redirects: opaque, long, and useless to a reader. Hosts of the big sending services, hosts like
 # "click.example.com" (three labels or more), and their redirect paths.
@@ -56,3 +57,15 @@ def _bare(url: str) -> str:
     for prefix in ("https://", "http://", "mailto:"):
         url = url.removeprefix(prefix)
     return url.removeprefix("www.").rstrip("/")
+
+
+def link_host(href: str) -> str | None:
+    """The host an http(s) link points to (`https://Mail.Example.com/x` -> `mail.example.com`), else None."""
+    href = href.strip()
+    if not href.lower().startswith(("http://", "https://", "//")):
+        return None
+    try:
+        host = urlsplit(href if not href.startswith("//") else "https:" + href).hostname
+    except ValueError:
+        return None
+    return host.rstrip(".") if host else None

@@ -11,14 +11,31 @@ Output: no tags, CSS, scripts or head; block elements become line breaks; <li> b
 table rows become "cell | cell" (layout tables whose cells hold paragraphs stay as plain blocks); links are kept
 as "text (url)" when the URL adds something; images become their alt text; tracking pixels and hidden elements
 (including preheaders) are dropped; whitespace is collapsed, with at most one blank line in a row.
+
+Text a person would not see (`html_visibility.py`, with `<style>` rules from `html_css.py`) is left out and
+collected for the security checks; with `include_hidden` it stays in place between `[hidden]` and `[/hidden]`.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass
 
-from server.content.text.html_links import link_suffix
+from server.content.text.html_css import StyleSheet, declarations
+from server.content.text.html_links import link_host, link_suffix
+from server.content.text.html_output import HIDDEN_OPEN, Buffer, TextOutput, flatten
+from server.content.text.html_visibility import (
+    PAGE,
+    HiddenCollector,
+    HiddenSegment,
+    Look,
+    hidden_reason,
+    is_pixel,
+    next_look,
+    parse_attrs,
+    soft_reason,
+)
 from server.content.text.tidy import tidy_text
 
 _TAG = re.compile(r"""<(/?)([A-Za-z][^\s/>]*)((?:[^>"'=]+|=\s*"[^"]*"?|=\s*'[^']*'?|["'=])*)>?""")
@@ -55,37 +72,38 @@ _SCAN = 16  # implied-close searches look this far down the stack: bounded work 
 _MAX_ROW_NESTING = 8  # deeper table rows are laid out as plain blocks, so cell text is copied at most 8 times
 _MAX_LINK_PARTS = 64  # longer "link text" is not a link label; skipping it keeps link closing O(1)
 _WS = re.compile(r"[ \t\n\r\f\u00a0]+")
-_ZERO = {"0", "0px", "0em", "0rem", "0pt", "0%", "0.0", ".0"}
-_PIXEL = {"0", "1", "0px", "1px"}
+_MAX_LINK_HOSTS = 200
 
-HIDDEN, BLOCK, PARA, CELL, ROW, TABLE, LINK, LIST, PRE, QUOTE = (1 << i for i in range(10))
-
-
-class _Buf:
-    """One output target: the document, or a table cell being collected."""
-
-    __slots__ = ("line_start", "marker", "parts", "pending", "space")
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.pending = 0  # line breaks owed before the next text (only once there is text)
-        self.line_start = True
-        self.space = False
-        self.marker = ""  # list bullet waiting for the item's first text
+HIDDEN, BLOCK, PARA, CELL, ROW, TABLE, LINK, LIST, PRE, QUOTE, SILENT, STYLED, SHOWN = (1 << i for i in range(13))
 
 
-class _Converter:
-    def __init__(self) -> None:
+@dataclass(frozen=True)
+class HtmlText:
+    """The readable text of an HTML body, the text hidden from its reader, and the hosts its links point to."""
+
+    text: str
+    hidden: tuple[HiddenSegment, ...]
+    hidden_chars: int
+    link_hosts: tuple[str, ...]
+
+
+class _Converter(TextOutput):
+    def __init__(self, include_hidden: bool = False) -> None:
+        self.include_hidden = include_hidden
+        self.sheet = StyleSheet()
+        self.looks: list[Look] = [PAGE]
+        self.collector = HiddenCollector()
+        self.link_hosts: dict[str, None] = {}
+        self.visible_chars = 0
+        self.silent = 0  # inside script, svg, head...: not text at all
+        self.shown = 0  # inside a hidden element whose text is kept, marked (include_hidden)
         self.stack: list[tuple[str, int]] = []
         self.open: dict[str, int] = {}
-        self.bufs = [_Buf()]
-        self.rows: list[list[str] | None] = []  # None marks a table with no open row
-        self.row_depth = 0
-        self.links: list[tuple[str, _Buf, int]] = []
+        super().__init__()
+        self.links: list[tuple[str, Buffer, int]] = []
         self.lists: list[list[int]] = []  # [ordered, counter]
         self.hidden = 0
         self.pre = 0
-        self.quote = 0
 
     # -- tokenizer ---------------------------------------------------------------------------------------------
     def run(self, doc: str) -> None:
@@ -108,6 +126,8 @@ class _Converter:
                     self.start(name, match.group(3))
                     if name in _RAW_END:  # skip raw text to its end tag (or to the end of input)
                         end = _RAW_END[name].search(doc, pos)
+                        if name == "style":
+                            self.sheet.add(doc[pos : end.start() if end else size])
                         end_tag = _TAG.match(doc, end.start()) if end else None
                         pos = end_tag.end() if end_tag else size
                         self.end(name)
@@ -128,18 +148,47 @@ class _Converter:
 
     # -- elements ----------------------------------------------------------------------------------------------
     def start(self, name: str, attr_src: str) -> None:
-        attrs = _parse_attrs(attr_src) if attr_src.strip() else {}
+        attrs = parse_attrs(attr_src, _ATTR) if attr_src.strip() else {}
         self._implied_closes(name)
+        if name == "a" and attrs.get("href") and len(self.link_hosts) < _MAX_LINK_HOSTS:
+            host = link_host(attrs["href"])
+            if host:
+                self.link_hosts[host] = None
+        if self.silent or self.hidden:
+            if name in _VOID:
+                return
+            flags = SILENT if name in _SKIP or name in _RAWTEXT else 0
+            self.silent += flags == SILENT
+            self.collector.separate()
+            self.stack.append((name, flags))
+            self.open[name] = self.open.get(name, 0) + 1
+            return
+        decls = declarations(attrs.get("style")) if attrs else {}
+        if self.sheet.applies(name, attrs):
+            decls = {**self.sheet.matching(name, attrs), **decls}
         if name in _VOID:
-            if not self.hidden:
-                self._void(name, attrs)
+            if not hidden_reason(decls, attrs) or self.include_hidden:
+                self._void(name, attrs, decls)
             return
         flags = 0
-        if name in _SKIP or name in _RAWTEXT or (attrs and _is_hidden(attrs)):
+        reason = hidden_reason(decls, attrs) if decls or attrs else None
+        if name in _SKIP or name in _RAWTEXT:
+            flags = SILENT
+            self.silent += 1
+        elif reason and not self.include_hidden:
             flags = HIDDEN
             self.hidden += 1
-        elif not self.hidden:
-            flags = self._open_element(name, attrs)
+            self.collector.begin(reason, self.visible_chars, self.sheet.is_toggled(attrs))
+        else:
+            if reason:
+                if not self.shown:
+                    self.collector.begin(reason, self.visible_chars, self.sheet.is_toggled(attrs))
+                flags, self.shown = SHOWN, self.shown + 1
+            look = next_look(self.looks[-1], name, decls, attrs, len(self.stack) + 1) if decls or attrs else None
+            if look is not None and look is not self.looks[-1]:
+                self.looks.append(look)
+                flags |= STYLED
+            flags |= self._open_element(name, attrs)
         self.stack.append((name, flags))
         self.open[name] = self.open.get(name, 0) + 1
 
@@ -149,7 +198,7 @@ class _Converter:
         elif self.open.get(name):
             while self.stack and self._pop() != name:
                 pass
-        elif name == "p" and not self.hidden:
+        elif name == "p" and not (self.hidden or self.silent):
             self._break(2)
 
     def _implied_closes(self, name: str) -> None:
@@ -195,7 +244,7 @@ class _Converter:
             flags = ROW
         elif name in ("td", "th"):
             if self.rows and self.rows[-1] is not None:
-                self.bufs.append(_Buf())
+                self.bufs.append(Buffer())
                 return CELL
             flags = BLOCK
             self._break(1)
@@ -214,16 +263,30 @@ class _Converter:
     def _pop(self) -> str:
         name, flags = self.stack.pop()
         self.open[name] -= 1
+        if flags & SILENT:
+            self.silent -= 1
+            return name
         if flags & HIDDEN:
             self.hidden -= 1
+            self.collector.end()
             return name
+        if self.hidden:
+            self.collector.separate()
+            return name
+        if flags & STYLED:
+            self.looks.pop()
+        if flags & SHOWN:
+            self.shown -= 1
+            if not self.shown:
+                self.collector.end()
         if flags & LINK:
             self._close_link()
         if flags & CELL:
+            self._unmark(self.bufs[-1])
             cell = self.bufs.pop()
             row = self.rows[-1] if self.rows else None
             if row is not None:
-                row.append(_flatten(cell))
+                row.append(flatten(cell))
         if flags & ROW:
             self._close_row()
         if flags & TABLE:
@@ -249,25 +312,7 @@ class _Converter:
             buf.parts.append(f" ({suffix})")
             buf.space = buf.line_start = False
 
-    def _close_row(self) -> None:
-        cells = [cell for cell in self.rows.pop() or () if cell]
-        self.row_depth -= 1
-        if not cells:
-            return
-        self._break(1)
-        if len(cells) > 1 and not any("\n" in cell for cell in cells):
-            self._put(" | ".join(cells))
-            self._break(1)
-            return
-        previous_multiline = False  # layout row: its cells are blocks, paragraphs set off by blank lines
-        for cell in cells:
-            multiline = "\n" in cell
-            self._break(2 if multiline or previous_multiline else 1)
-            self._put(cell)
-            previous_multiline = multiline
-        self._break(2 if previous_multiline else 1)
-
-    def _void(self, name: str, attrs: dict[str, str]) -> None:
+    def _void(self, name: str, attrs: dict[str, str], decls: dict[str, str]) -> None:
         if name == "br":
             buf = self.bufs[-1]
             buf.pending = 0
@@ -275,95 +320,53 @@ class _Converter:
             buf.line_start, buf.space = True, False
         elif name == "hr":
             self._break(2)
-        elif name in ("img", "image") and not _is_hidden(attrs) and not _is_pixel(attrs):
+        elif name in ("img", "image") and not is_pixel(decls, attrs):
             alt = " ".join(html.unescape(attrs.get("alt", "")).split())
             if alt:
                 self.text(f" {alt} ", raw=True)
 
-    # -- output ------------------------------------------------------------------------------------------------
-    def _break(self, count: int) -> None:
-        buf = self.bufs[-1]
-        if buf.parts:
-            buf.pending = max(buf.pending, count)
-
+    # -- text ----------------------------------------------------------------------------------------------------
     def text(self, data: str, raw: bool = False) -> None:
-        if not data or self.hidden:
+        if not data or self.silent:
+            return
+        if self.hidden:
+            self.collector.add(data)
             return
         buf = self.bufs[-1]
         if not raw:
             data = html.unescape(data) if "&" in data else data
+        soft = soft_reason(self.looks[-1], self.sheet, len(self.stack)) if len(self.looks) > 1 else None
+        if not data.isspace():
+            if self.shown:
+                self.collector.add(data)
+            elif soft:
+                self.collector.add_soft(soft, data, self.visible_chars)
+                if not self.include_hidden:
+                    return
+            else:
+                self.collector.end()  # visible text: the next hidden text starts a new run
+        marked = bool(soft or self.shown)
+        if buf.marked and not marked and not data.isspace():
+            self._unmark(buf)
         if not self.pre:
             data = _WS.sub(" ", data)
             if buf.line_start or buf.space or buf.pending:
                 data = data.lstrip(" ")
             if not data:
                 return
+        if marked and not buf.marked:
+            self._put(HIDDEN_OPEN)
+            buf.marked = True
+        elif not marked:
+            self.visible_chars += len(data)
         self._put(data)
-
-    def _put(self, data: str) -> None:
-        buf = self.bufs[-1]
-        if buf.pending and buf.parts:
-            buf.parts.append("\n" * buf.pending)
-            buf.line_start = True
-        buf.pending = 0
-        if buf.line_start and self.quote:
-            buf.parts.append("> " * self.quote)
-        if buf.marker:
-            buf.parts.append(buf.marker)
-            buf.marker = ""
-            data = data.lstrip(" ")
-        buf.parts.append(data)
-        buf.line_start = data.endswith("\n")
-        buf.space = data.endswith(" ")
 
     def finish(self) -> str:
         while self.stack:
             self._pop()
+        self._unmark(self.bufs[0])
+        self.collector.flush()
         return tidy_text("".join(self.bufs[0].parts))
-
-
-def _flatten(buf: _Buf) -> str:
-    return "\n".join(line.rstrip() for line in "".join(buf.parts).strip().split("\n"))
-
-
-def _parse_attrs(src: str) -> dict[str, str]:
-    attrs: dict[str, str] = {}
-    for match in _ATTR.finditer(src):
-        value = match.group(2) if match.group(2) is not None else match.group(3)
-        value = value if value is not None else match.group(4) or ""
-        attrs.setdefault(match.group(1).lower(), html.unescape(value) if "&" in value else value)
-    return attrs
-
-
-def _style(attrs: dict[str, str]) -> dict[str, str]:
-    style = attrs.get("style")
-    if not style:
-        return {}
-    decls = {}
-    for decl in style.lower().split(";"):
-        key, _, value = decl.partition(":")
-        decls[key.strip()] = "".join(value.split()).replace("!important", "")
-    return decls
-
-
-def _is_hidden(attrs: dict[str, str]) -> bool:
-    if "hidden" in attrs:
-        return True
-    style = _style(attrs)
-    if not style:
-        return False
-    if style.get("display") == "none" or style.get("visibility") in ("hidden", "collapse"):
-        return True
-    if style.get("mso-hide") == "all" or style.get("opacity") in _ZERO:
-        return True
-    clipped = style.get("overflow") == "hidden"
-    return clipped and any(style.get(key) in _ZERO for key in ("max-height", "height", "max-width", "width"))
-
-
-def _is_pixel(attrs: dict[str, str]) -> bool:
-    style = _style(attrs)
-    sizes = (attrs.get("width", ""), attrs.get("height", ""), style.get("width", ""), style.get("height", ""))
-    return any(size.strip().lower() in _PIXEL for size in sizes)
 
 
 def html_to_text(markup: str) -> str:
@@ -373,10 +376,25 @@ def html_to_text(markup: str) -> str:
         markup: The HTML source (already decoded to str).
 
     Returns:
-        Readable text (see the module docstring for the rules); "" for non-strings or empty input.
+        Readable text (see the module docstring); "" for non-strings or empty input.
+    """
+    return convert_html(markup).text
+
+
+def convert_html(markup: str, include_hidden: bool = False) -> HtmlText:
+    """Convert mail HTML to readable text, and report what a person reading it would not see.
+
+    Args:
+        markup: The HTML source (already decoded to str).
+        include_hidden: Keep hidden text in place, between "[hidden] " and "[/hidden]", instead of leaving it out.
+
+    Returns:
+        The text (as `html_to_text`), the hidden runs (collected even when included), their total length in
+        characters, and the hosts of the links' http(s) targets; never raises.
     """
     if not isinstance(markup, str) or not markup:
-        return ""
-    converter = _Converter()
+        return HtmlText("", (), 0, ())
+    converter = _Converter(include_hidden)
     converter.run(markup)
-    return converter.finish()
+    found, text = converter.collector, converter.finish()  # finish() closes the last hidden run
+    return HtmlText(text, tuple(found.segments), found.total_chars, tuple(converter.link_hosts))

@@ -220,12 +220,14 @@ class EmulatorAddress(Protocol):
     def token_uri(self) -> str: ...
 
 
-def emulator_env(emulator: EmulatorAddress, token_path: Path) -> dict[str, str]:
-    """The variables that point the server at `emulator`, with the token file at `token_path`."""
+def emulator_env(emulator: EmulatorAddress, token_path: Path, **extra: str) -> dict[str, str]:
+    """The variables that point the server at `emulator`, with the token file at `token_path`; `extra` adds
+    (or overrides) other variables, e.g. `GMAIL_MCP_HTTP_TOKEN=...`."""
     return {
         "GMAIL_API_ENDPOINT": emulator.url,
         "GMAIL_TOKEN_URI": emulator.token_uri,
         "GMAIL_TOKEN_PATH": str(token_path),
+        **extra,
     }
 
 

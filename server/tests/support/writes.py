@@ -46,19 +46,17 @@ class FakeClock:
 
 @dataclass
 class ScopedSource:
-    """A ContextSource whose token holds `granted` (what AccountRegistry reads from the token file)."""
+    """The ready context as a ContextSource whose token holds `granted` (what AccountRegistry reads from the token
+    file); everything else is the context's own (one account, no warm-up)."""
 
     ctx: ToolContext
     granted: frozenset[str] | None
 
-    def context_for(self, account: str | None) -> ToolContext:
-        return self.ctx
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.ctx, name)
 
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         return self.granted
-
-    def warm_up(self) -> None:
-        """Nothing to prepare: the tests count every request the tools make."""
 
 
 @dataclass

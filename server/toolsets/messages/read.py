@@ -1,6 +1,8 @@
 """`gmail_get_message`: one message by id, as headers, readable body text in slices, and its attachment list.
 
 One `messages.get` request (`full`, or `metadata` with the detail headers); parsing is the pure `content` layer.
+Every result carries the trust envelope (`server/toolsets/envelope.py`): a `security` object, and the message's
+own text fenced in the rendered answer.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from server.toolsets.common import (
     bounded,
     short_date,
 )
+from server.toolsets.envelope import SECURITY_HEADERS, Fence, Security, security_line, security_of
 
 DEFAULT_MAX_BODY_CHARS = 20_000
-DETAIL_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date", "Message-ID", "References")
+DETAIL_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date", "Message-ID", "References", *SECURITY_HEADERS)
 MAX_LISTED_ATTACHMENTS = 100  # the rest are counted in a note
 
 
@@ -40,6 +43,7 @@ class GetMessageInput(ToolInput):
     offset: Count = Field(0, ge=0, description="Pass next_offset to read on.")
     include_html: bool = Field(False, description="Also return the HTML source (large).")
     strip_quoted: bool = Field(False, description='Drop quoted reply history ("On ... wrote:" in any language).')
+    include_hidden: bool = Field(False, description="Keep hidden HTML text in body_text, marked.")
 
 
 class MessageHeaders(ToolOutput):
@@ -82,6 +86,7 @@ class GetMessageResult(ToolOutput):
         "cannot tell whether the message has attachments.",
     )
     notes: list[str] = Field(default_factory=list)
+    security: Security
 
 
 def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
@@ -89,7 +94,7 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
         resource = ctx.gmail.get_message(args.message_id, fmt="metadata", metadata_headers=DETAIL_HEADERS)
     else:
         resource = ctx.gmail.get_message(args.message_id, fmt="full")
-    parsed = parse_message(resource)
+    parsed = parse_message(resource, include_hidden=args.include_hidden)
     result: dict[str, Any] = {
         "id": parsed.id or args.message_id,
         "thread_id": parsed.thread_id,
@@ -108,6 +113,7 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
         "references": bounded(references_header(parsed)),
         "format": args.format,
         "notes": list(parsed.notes),
+        "security": security_of(parsed, (resource.get("payload") or {}).get("headers")),
     }
     if args.format == "full":
         text = parsed.body_text or ""
@@ -150,6 +156,11 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
 
 
 def render_message(result: GetMessageResult) -> str:
+    """Our lines (ids, labels, security, how to read on) outside the fence; the message's own text inside it."""
+    ours = [f"Id: {result.id} | Thread: {result.thread_id} | Labels: {', '.join(result.label_ids) or '-'}"]
+    warning = security_line(result.security)
+    if warning:
+        ours.append(warning)
     headers = result.headers
     lines = [
         f"{name}: {value}"
@@ -163,12 +174,11 @@ def render_message(result: GetMessageResult) -> str:
         )
         if value
     ]
-    lines.append(f"Id: {result.id} | Thread: {result.thread_id} | Labels: {', '.join(result.label_ids) or '-'}")
     if result.message_id_header:
         lines.append(f"Message-ID: {result.message_id_header}")
     if result.attachments:
         lines.append(
-            "Attachments (read with gmail_read_attachment): "
+            "Attachments: "
             + "; ".join(
                 f"{a.filename} (part {a.part_id}, {a.mime_type}, {a.size} bytes{', inline' if a.inline else ''})"
                 for a in result.attachments
@@ -177,25 +187,27 @@ def render_message(result: GetMessageResult) -> str:
     lines.extend(f"Note: {note}" for note in result.notes)
     if result.format == "metadata":
         lines.append(f"Snippet: {result.snippet}")
-        return "\n".join(lines)
-    lines.extend(["", result.body_text or "(no text body)"])
+    else:
+        lines.extend(["", result.body_text or "(no text body)"])
+        if result.body_html:
+            lines.extend(["", "HTML source:", result.body_html])
+    ours.append(Fence().wrap("\n".join(lines)))
+    if result.attachments:
+        ours.append("Read an attachment with gmail_read_attachment (this message id and its part).")
     if result.truncated:
-        lines.append(
-            f"\n[Body cut: characters {result.offset}-{result.next_offset} of {result.body_chars_total}. "
+        ours.append(
+            f"[Body cut: characters {result.offset}-{result.next_offset} of {result.body_chars_total}. "
             f"Call again with offset={result.next_offset} to read on.]"
         )
-    if result.body_html:
-        lines.extend(["", "HTML source:", result.body_html])
-    return "\n".join(lines)
+    return "\n".join(ours)
 
 
 GET_MESSAGE = ToolSpec(
     name="gmail_get_message",
     title="Read a Gmail message",
     description=(
-        "Read one message by an id from gmail_search_messages: headers, readable body text and attachment "
-        "list, or with format='metadata' only headers and snippet. Read a long body on with "
-        "offset=next_offset. " + UNTRUSTED_CONTENT
+        "Read one message by an id from gmail_search_messages: headers, readable body text, attachment list "
+        "and security warnings. Read a long body on with offset=next_offset. " + UNTRUSTED_CONTENT
     ),
     input_model=GetMessageInput,
     output_model=GetMessageResult,

@@ -2,6 +2,8 @@
 
 Two round trips for any search: `messages.list` (paged until enough unique ids, at most `MAX_PAGES`), then one
 batch of `messages.get(format=metadata)` for the first K results. A result whose enrichment fails keeps its id.
+Enriched results carry the warning codes their headers show at no extra request (`envelope.header_warnings`);
+the rendered list is fenced as message-derived text.
 """
 
 from __future__ import annotations
@@ -38,13 +40,15 @@ from server.toolsets.common import (
     reject_bool,
     short_date,
 )
+from server.toolsets.envelope import Fence, header_warnings
 from server.toolsets.messages.label_filter import LabelFilter
 
 MAX_RESULTS_LIMIT = 50
 LINK_NAME_CHARS = 80
 MAX_PAGES = 10  # hard cap on messages.list calls per search, whatever Gmail answers
 GMAIL_PAGE_LIMIT = 500
-ENRICH_HEADERS = SUMMARY_HEADERS  # ("From", "Subject", "Date"): what the message summary cache keeps
+# What the message summary cache keeps: From, Subject, Date, and the two headers the trust checks read.
+ENRICH_HEADERS = SUMMARY_HEADERS
 ENRICH_FIELDS = SUMMARY_FIELDS
 EMPTY_RESULT_HINT = (
     "No messages matched. Try fewer or broader terms, drop a filter (newer_than_days, label_ids), check spelling "
@@ -121,6 +125,7 @@ class SearchResultItem(ToolOutput):
     subject: str | None = Field(None, exclude_if=omitted_when_none)
     date: str | None = Field(None, exclude_if=omitted_when_none, description="ISO 8601 with the sender's offset.")
     snippet: str | None = Field(None, exclude_if=omitted_when_none)
+    warnings: list[str] | None = Field(None, exclude_if=omitted_when_none)  # security warning codes
 
 
 class SearchMessagesResult(ToolOutput):
@@ -187,15 +192,18 @@ def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchR
     headers = (resource.get("payload") or {}).get("headers") or []
     senders = parse_addresses(bounded(header_value(headers, "From")) or "")  # the first sender is in the head
     sender = senders[0] if senders else None
+    subject = bounded(header_value(headers, "Subject"), MAX_ITEM_FIELD_CHARS)
+    # Gmail escapes entities in snippets; newsletters pad them with invisible characters.
+    snippet = clean_snippet(html.unescape(str(resource.get("snippet") or "")))
     return SearchResultItem(
         id=ref["id"],
         thread_id=resource.get("threadId") or ref["threadId"],
         from_email=bounded(sender.email, MAX_ITEM_FIELD_CHARS) if sender else None,
         from_name=bounded(sender.name or None, MAX_ITEM_FIELD_CHARS) if sender else None,
-        subject=bounded(header_value(headers, "Subject"), MAX_ITEM_FIELD_CHARS),
+        subject=subject,
         date=to_iso_date(header_value(headers, "Date"), resource.get("internalDate")),
-        # Gmail escapes entities in snippets; newsletters pad them with invisible characters.
-        snippet=clean_snippet(html.unescape(str(resource.get("snippet") or ""))),
+        snippet=snippet,
+        warnings=header_warnings(headers if isinstance(headers, list) else [], sender, subject, snippet or "") or None,
     )
 
 
@@ -270,9 +278,14 @@ def render_search(result: SearchMessagesResult) -> str:
         return f"No messages for `{result.query}`." + (f"\nHint: {result.hint}" if result.hint else "")
     bare = [item for item in result.messages if item.subject is None and item.from_email is None]
     head = f"{result.result_count} message(s) for `{result.query}`, newest first"
-    lines = [head + (" (id | date | from | subject):" if len(bare) < len(result.messages) else ":")]
+    head += " (id | date | from | subject):" if len(bare) < len(result.messages) else ":"
+    lines: list[str] = []
     for number, item in enumerate(result.messages, 1):
         lines += render_item(number, item)
+    lines = [head, Fence().wrap("\n".join(lines))]
+    flagged = [f"{n}: {', '.join(item.warnings)}" for n, item in enumerate(result.messages, 1) if item.warnings]
+    if flagged:
+        lines.append("Security warnings (gmail_get_message explains): " + "; ".join(flagged))
     if bare and not result.hint:
         lines.append('Results with an id only: gmail_get_message (format="metadata" is cheap) shows who and what.')
     if result.next_page_token:

@@ -20,6 +20,7 @@ from server.content.text.snippets import clean_snippet
 from server.errors import GmailError, InvalidInputError
 from server.tools import ToolContext
 from server.toolsets.common import MAX_ITEM_FIELD_CHARS, bounded
+from server.toolsets.envelope import SECURITY_HEADERS, security_of
 from server.toolsets.threads.models import (
     GetThreadInput,
     GetThreadResult,
@@ -29,7 +30,10 @@ from server.toolsets.threads.models import (
 )
 from server.toolsets.threads.render import render_message_head
 
-THREAD_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date", "Message-ID", "References", "In-Reply-To")
+THREAD_HEADERS = (
+    *("From", "To", "Cc", "Reply-To", "Subject", "Date", "Message-ID", "References", "In-Reply-To"),
+    *SECURITY_HEADERS,
+)
 MAX_ATTACHMENTS_PER_MESSAGE = 20
 MIN_USEFUL_BODY = 200  # a body share smaller than this is left out rather than shown as a stub
 SNIPPET_CHARS = 160
@@ -76,8 +80,9 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
         args.thread_id, fmt=args.format, metadata_headers=THREAD_HEADERS if args.format == "metadata" else None
     )
     raw = resource.get("messages")
-    parsed = [parse_message(item) for item in raw if isinstance(item, dict)] if isinstance(raw, list) else []
-    parsed.sort(key=lambda message: message.internal_date_ms or 0)  # stable: Gmail's order breaks ties
+    pairs = [(parse_message(item), item) for item in raw if isinstance(item, dict)] if isinstance(raw, list) else []
+    pairs.sort(key=lambda pair: pair[0].internal_date_ms or 0)  # stable: Gmail's order breaks ties
+    parsed = [message for message, _ in pairs]
     if not parsed:
         raise InvalidInputError(
             f"Thread {args.thread_id} holds no messages.",
@@ -105,6 +110,7 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
         item = items[index]
         if texts is not None:
             _fill_body(item, texts[index], plan.shown[offset])
+        item.security = security_of(parsed[index], (pairs[index][1].get("payload") or {}).get("headers"))
         listed.append(item)
     notes.extend(_paging_note(listed, first, first + plan.listed_from, total))
     for item, message in ((item, parsed[item.position - 1]) for item in listed):

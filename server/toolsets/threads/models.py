@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from server.toolsets.common import MESSAGE_ID_PATTERN, Count, ToolInput, ToolOutput
+from server.toolsets.envelope import Security
 
 DEFAULT_MESSAGE_CHARS = 4_000
 _RANGE = re.compile(r"^(\d{1,5})(?:\s*-\s*(\d{1,5})?)?$")
@@ -84,6 +85,7 @@ class ThreadMessage(ToolOutput):
     )
     body_omitted: bool = Field(False, exclude_if=_false, description="Left out to keep the answer bounded.")
     snippet: str | None = Field(None, exclude_if=_none)
+    security: Security | None = Field(None, exclude_if=_none)
 
 
 class ReplyContextItem(ToolOutput):

@@ -4,6 +4,7 @@ reply context. The structured content carries the same fields for clients that r
 from __future__ import annotations
 
 from server.toolsets.common import short_date
+from server.toolsets.envelope import Fence
 from server.toolsets.threads.models import GetThreadResult, ReplyContextItem, ThreadMessage
 
 _FLAGS = ("UNREAD", "STARRED", "IMPORTANT", "SENT", "DRAFT", "TRASH", "SPAM")
@@ -72,15 +73,26 @@ def render_reply(reply: ReplyContextItem, last_position: int | None) -> str:
 
 
 def render_thread(result: GetThreadResult) -> str:
-    head = f'Thread {result.thread_id} "{result.subject or "(no subject)"}": {result.message_count} message(s)'
+    """Our lines (counts, security warnings, notes) outside the fence; the messages and reply context inside."""
+    head = f"Thread {result.thread_id}: {result.message_count} message(s)"
     first, last = (result.messages[0].position, result.messages[-1].position) if result.messages else (0, 0)
     if (first, last) != (1, result.message_count):
         head += f", showing {first}-{last}"
-    blocks = [head + ", oldest first."]
+    ours = [head + ", oldest first."]
+    flagged = [
+        f"[{item.position}] {warning.code} ({warning.detail})"
+        for item in result.messages
+        if item.security
+        for warning in item.security.warnings
+    ]
+    if flagged:
+        ours.append("Security: " + "; ".join(flagged))
+    blocks = [f"Subject: {result.subject or '(no subject)'}"]
     blocks.extend(render_message(item) for item in result.messages)
     if result.reply:
         position = next((m.position for m in result.messages if m.id == result.reply.reply_to_id), None)
         blocks.append(render_reply(result.reply, position))
+    ours.append(Fence().wrap("\n\n".join(blocks)))
     if result.notes:
-        blocks.append("\n".join(f"Note: {note}" for note in result.notes))
-    return "\n\n".join(blocks)
+        ours.append("\n".join(f"Note: {note}" for note in result.notes))
+    return "\n".join(ours)
