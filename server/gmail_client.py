@@ -34,8 +34,7 @@ from server.gmail.quota import (
 )
 from server.gmail.retry import RetryPolicy, run_with_retries
 from server.gmail.sessions import CredentialSource, Session, SessionPool, default_http, prepare_stack
-from server.gmail.single_attempt import single_attempt_http
-from server.gmail.write_endpoints import WriteEndpoints
+from server.gmail.write_endpoints import WriteEndpoints, empty_is_done
 from server.runtime import cost
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
@@ -44,11 +43,6 @@ log = get_logger("gmail")
 T = TypeVar("T")
 BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50
 HISTORY_TYPES = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
-
-
-def _empty_is_done(response: Any) -> Any:
-    """An empty 204 answer (batchModify, drafts.delete) comes back as b"": success with nothing to say."""
-    return {} if response in (b"", "", None) else response
 
 
 class GmailClient(WriteEndpoints):
@@ -90,9 +84,7 @@ class GmailClient(WriteEndpoints):
             credentials, http_factory or (lambda: default_http(settings.request_timeout_s)), settings.endpoint
         )
         self.batch_size = batch_size or AdaptiveBatchSize()
-        self._single_attempt_factory = (
-            single_attempt_factory or http_factory or (lambda: single_attempt_http(settings.request_timeout_s))
-        )
+        self._single_attempt_factory = single_attempt_factory or http_factory  # None: a fresh SingleAttemptHttp
 
     # -- public API -------------------------------------------------------------------------------------------
 
@@ -225,7 +217,7 @@ class GmailClient(WriteEndpoints):
                 cost.record_request(units, retry=retry_count > 0)
                 started = time.perf_counter()
                 try:
-                    response = _empty_is_done(make_request(session).execute(num_retries=0))
+                    response = empty_is_done(make_request(session).execute(num_retries=0))
                     if not isinstance(response, dict):  # an HTML page from a proxy or captive portal, say
                         raise not_json(endpoint)
                 except Exception as exc:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from server.errors import InternalError, NotFoundError, UnknownOutcomeError
-from server.gmail.single_attempt import SingleAttemptUnavailable, single_attempt_error
+from server.gmail.single_attempt import SingleAttemptUnavailable, single_attempt_error, single_attempt_http
 from server.runtime import cost
 from server.runtime.observability import get_logger
 
@@ -49,6 +49,11 @@ WRITE_METHODS = (
 )
 
 
+def empty_is_done(response: Any) -> Any:
+    """An empty 204 answer (batchModify, drafts.delete) comes back as b"": success with nothing to say."""
+    return {} if response in (b"", "", None) else response
+
+
 def _b64url(raw: bytes) -> str:
     import base64
 
@@ -62,7 +67,7 @@ class WriteEndpoints:
     _settings: Any
     _quota: Any
     _sessions: Any
-    _single_attempt_factory: Callable[[], Any]
+    _single_attempt_factory: Callable[[], Any] | None
     _map_exception: Callable[[Exception, str], Any]
     _log_request: Callable[..., None]
 
@@ -79,7 +84,8 @@ class WriteEndpoints:
 
         self._quota.acquire(units)
         try:
-            http = self._single_attempt_factory()
+            factory = self._single_attempt_factory
+            http = factory() if factory is not None else single_attempt_http(self._settings.request_timeout_s)
         except SingleAttemptUnavailable as exc:
             raise InternalError(
                 f"{endpoint} was not attempted: this httplib2 version cannot be made to try a request only once "
@@ -92,8 +98,7 @@ class WriteEndpoints:
             authorized._request = single_attempt_request(http)
             started = time.perf_counter()
             try:
-                response = make_request(session).execute(http=authorized, num_retries=0)
-                response = {} if response in (b"", "", None) else response
+                response = empty_is_done(make_request(session).execute(http=authorized, num_retries=0))
                 if not isinstance(response, dict):
                     raise UnknownOutcomeError(f"Gmail's answer to {endpoint} was not JSON; it may have been done.")
             except Exception as exc:
