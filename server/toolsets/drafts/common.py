@@ -17,14 +17,9 @@ from server.toolsets.common import ToolOutput
 
 DRAFT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 AddressText = Annotated[str, Field(min_length=1, max_length=2000)]
-AddressList = Annotated[
-    list[AddressText],
-    Field(
-        max_length=100,
-        description='Addresses, each "Name <name@example.com>" or "name@example.com" (several per entry may be '
-        "comma separated).",
-    ),
-]
+AddressList = Annotated[list[AddressText], Field(max_length=100)]
+ADDRESS_FORM = '"Name <a@b.com>" or "a@b.com" each'
+
 FileName = Annotated[str, Field(min_length=1, max_length=500)]
 DRAFT_ID_FIELD = Field(
     pattern=DRAFT_ID_PATTERN, description="The draft id (from gmail_create_draft or gmail_list_drafts)."

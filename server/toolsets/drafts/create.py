@@ -30,6 +30,7 @@ from server.errors import InvalidInputError, NotFoundError
 from server.tools import ToolContext
 from server.toolsets.common import MESSAGE_ID_PATTERN, ToolInput, ToolOutput
 from server.toolsets.drafts.common import (
+    ADDRESS_FORM,
     NOT_SENT,
     AddressList,
     FileName,
@@ -44,32 +45,20 @@ MAX_BODY_CHARS = 200_000
 
 class CreateDraftInput(ToolInput):
     mode: Literal["new", "reply", "reply_all", "forward"] | None = Field(
-        None,
-        description='"new" (default without reply_to_message_id), "reply" (default with it: the sender only), '
-        '"reply_all" (sender and every recipient except the person), or "forward" (to whom you name; the '
-        "original's attachments come along).",
+        None, description='Default "reply" with reply_to_message_id, else "new".'
     )
     reply_to_message_id: str | None = Field(
-        None,
-        pattern=MESSAGE_ID_PATTERN,
-        description="Gmail id of the message answered or forwarded (from gmail_search_messages). Threading, "
-        "subject, recipients and quote are derived from it.",
+        None, pattern=MESSAGE_ID_PATTERN, description="Id of the message answered or forwarded."
     )
-    to: AddressList = Field(default_factory=list, description="Recipients; for replies, added to the derived ones.")
+    to: AddressList = Field(default_factory=list, description=f"Recipients ({ADDRESS_FORM}); replies add them.")
     cc: AddressList = Field(default_factory=list)
     bcc: AddressList = Field(default_factory=list)
-    subject: str | None = Field(
-        None, max_length=1000, description='New messages only (replies and forwards get "Re:"/"Fwd:" + original).'
-    )
-    body: str = Field("", max_length=MAX_BODY_CHARS, description="Plain-text body the person writes (no quote).")
-    body_html: str | None = Field(
-        None, max_length=MAX_BODY_CHARS, description="Optional HTML version of the same body (sent as alternative)."
-    )
-    include_quote: bool = Field(True, description="Quote the original under a reply (forwards always include it).")
+    subject: str | None = Field(None, max_length=1000, description="New messages and forwards only.")
+    body: str = Field("", max_length=MAX_BODY_CHARS, description="Plain text; the original's quote is added.")
+    body_html: str | None = Field(None, max_length=MAX_BODY_CHARS, description="Optional HTML version of body.")
+    include_quote: bool = Field(True, description="Quote the original under a reply.")
     attachments: list[FileName] = Field(
-        default_factory=list,
-        max_length=20,
-        description="File names inside the folder the person configured (GMAIL_MCP_ATTACH_DIR); nothing else.",
+        default_factory=list, max_length=20, description="File names in the person's attachment folder."
     )
 
     @model_validator(mode="after")
@@ -88,7 +77,7 @@ class CreateDraftInput(ToolInput):
 
 
 class CreateDraftResult(ToolOutput):
-    draft_id: str | None = Field(None, description="Pass to gmail_send_draft / gmail_update_draft (absent in dry run).")
+    draft_id: str | None = None
     message_id: str | None = None
     thread_id: str | None = None
     mode: str
@@ -96,10 +85,10 @@ class CreateDraftResult(ToolOutput):
     cc: list[str]
     bcc: list[str]
     subject: str
-    in_reply_to: str | None = Field(None, description="The original's Message-ID header (replies and forwards).")
+    in_reply_to: str | None = None  # the original's Message-ID header
     attachments: list[str] = Field(default_factory=list)
     dry_run: bool = False
-    sent: bool = Field(False, description="Always false: drafts are never sent by this tool.")
+    sent: bool = False  # always: this tool never sends
     notes: list[str] = Field(default_factory=list)
 
 

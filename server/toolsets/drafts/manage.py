@@ -39,20 +39,14 @@ LIST_HEADERS = ("To", "Cc", "Subject", "Date")
 
 class UpdateDraftInput(ToolInput):
     draft_id: str = DRAFT_ID_FIELD
-    to: AddressList | None = Field(None, description="Replaces the To list when given.")
-    cc: AddressList | None = Field(None, description="Replaces the Cc list when given.")
-    bcc: AddressList | None = Field(None, description="Replaces the Bcc list when given.")
-    subject: str | None = Field(None, max_length=1000, description="Replaces the subject (a reply should keep it).")
-    body: str | None = Field(
-        None, max_length=MAX_BODY_CHARS, description="Replaces the text the person wrote; the quoted original stays."
-    )
-    body_html: str | None = Field(None, max_length=MAX_BODY_CHARS, description="Replaces the HTML version.")
-    add_attachments: list[FileName] = Field(
-        default_factory=list, max_length=20, description="File names inside GMAIL_MCP_ATTACH_DIR to attach."
-    )
-    remove_attachments: list[FileName] = Field(
-        default_factory=list, max_length=100, description="Names of attachments to take off the draft."
-    )
+    to: AddressList | None = Field(None, description="Given fields replace the draft's (to, cc, bcc, subject...).")
+    cc: AddressList | None = None
+    bcc: AddressList | None = None
+    subject: str | None = Field(None, max_length=1000)
+    body: str | None = Field(None, max_length=MAX_BODY_CHARS, description="New own text; a reply's quote stays.")
+    body_html: str | None = Field(None, max_length=MAX_BODY_CHARS)
+    add_attachments: list[FileName] = Field(default_factory=list, max_length=20, description="From the folder.")
+    remove_attachments: list[FileName] = Field(default_factory=list, max_length=100, description="By name.")
 
 
 class DraftResult(DraftHeaders):
@@ -160,7 +154,7 @@ def render_draft(result: DraftResult) -> str:
 
 
 class ListDraftsInput(ToolInput):
-    query: str = Field("", max_length=2000, description="Optional Gmail search to narrow the drafts (to:, subject:).")
+    query: str = Field("", max_length=2000, description="Optional Gmail search among drafts.")
     max_results: Count = Field(20, ge=1, le=50)
     page_token: str | None = Field(None, max_length=500, description="next_page_token of the previous call.")
 
