@@ -189,7 +189,8 @@ async def invoke(
         granted = catalog.source.granted_scopes(outcome.account)
         if granted is not None and not scopes.covers(granted, spec.scopes):
             raise PermissionDeniedError(
-                f"The token of account {outcome.account!r} does not grant what {spec.name} needs."
+                f"The token of account {outcome.account!r} does not grant what {spec.name} needs.",
+                hint=_consent_hint(catalog, spec, granted),
             )
         # The worker thread gets a copy of this context, so the handler's requests land in `spent`.
         # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
@@ -230,6 +231,15 @@ async def invoke(
         count = getattr(outcome.result, "result_count", 1)
         log.info(f"{via} end", extra={**log_fields, "result_count": count})
     return outcome
+
+
+def _consent_hint(catalog: ToolCatalog, spec: ToolSpec, granted: frozenset[str]) -> str | None:
+    """For a write tool: the consent command that grants its scope (the account's own, via `explain`)."""
+    for toolset in catalog.toolsets:
+        if toolset.opt_in and spec in toolset.tools:
+            found = missing_scope_messages(frozenset({toolset.name}), (toolset,), granted)
+            return found[0] if found else None
+    return None
 
 
 def _run(spec: ToolSpec, ctx: ToolContext, args: Any, source: ContextSource) -> tuple[Any, str | None]:

@@ -248,3 +248,28 @@ async def test_dry_run_builds_and_reports_but_writes_nothing(tmp_path: Path):
         assert [e for e in stack.emulator.requests() if e["method"] != "GET" and e["path"] != "/token"] == []
         [line] = (tmp_path / "audit.jsonl").read_text(encoding="utf-8").splitlines()
         assert '"outcome": "dry_run"' in line and "al***@example.com" in line and "hi" not in line.split('"ts"')[0]
+
+
+async def test_an_account_without_the_scope_is_told_its_own_consent_command(tmp_path: Path):
+    from server.tests.support.accounts import WORK_OWNER, two_account_emulator
+
+    with two_account_emulator(tmp_path) as emulator:
+        home = tmp_path / "home"
+        token = emulator.write_token(home / ".token.json", scopes=["readonly", "compose"])
+        (home / "tokens").mkdir(mode=0o700)
+        emulator.write_token(home / "tokens" / "work.json", user=WORK_OWNER, scopes=["readonly"])
+        settings = load_settings(env={}, dotenv=False).with_overrides(
+            api_endpoint=emulator.url, token_uri=emulator.token_uri, token_path=token
+        )
+        registry = AccountRegistry.from_settings(settings)
+        assert registry.names == ["default", "work"]
+        async with Client(build_server(registry, enabled=WRITE_GROUPS), mode="auto") as client:
+            mine = await client.call_tool("gmail_create_draft", {"to": ["a@x.example"], "body": "hi"})
+            theirs = await client.call_tool(
+                "gmail_create_draft", {"to": ["a@x.example"], "body": "hi", "account": "work"}
+            )
+        assert not mine.is_error and mine.structured_content["mailbox"] == "me@example.com"
+        error = theirs.meta["gmail-mcp/error"]
+        assert error["category"] == "permission_denied" and "Account 'work'" in error["message"]
+        assert "--account work --scopes readonly,compose" in error["hint"]
+        assert not [e for e in emulator.requests() if e["method"] == "POST" and "/drafts" in e["path"]][1:]
