@@ -175,8 +175,10 @@ def test_reply_all_leaves_out_every_own_address_and_duplicates():
         cc=f"{ALIAS}, Carol <carol@x.com>, bob@x.com",
     )
     found = reply_recipients(message, "reply_all", [ME, ALIAS.upper()])
-    assert emails(found.to) == ["ann@x.com", "bob@x.com"]
-    assert emails(found.cc) == ["carol@x.com"]
+    assert emails(found.to) == ["ann@x.com"]  # the sender; everyone else on Cc, as the thread tool says
+    assert emails(found.cc) == ["bob@x.com", "carol@x.com"]
+    gmail = original(from_="ann@x.com", cc="m.e+news@gmail.com, bob@x.com")
+    assert emails(reply_recipients(gmail, "reply_all", ["me@gmail.com"]).cc) == ["bob@x.com"]  # dots and +tags
 
 
 def test_replying_to_own_sent_mail_answers_its_recipients():

@@ -63,13 +63,12 @@ class Recipients:
 
 
 def reply_recipients(original: Original, mode: Mode, own: Iterable[str]) -> Recipients:
-    """Who a reply goes to.
+    """Who a reply goes to (the same rules as the thread tool's reply context, `server/content/reply.py`).
 
     reply: Reply-To if the original has one, else its From. When the original was sent by the person themselves
     (it is in their Sent mail), a reply goes to its recipients instead, as Gmail does.
-    reply_all: the above plus the original's To and Cc, minus the person's own addresses (every send-as alias),
-    duplicates removed; To keeps the original's To, Cc its Cc.
-    A note to self (everyone is the person) answers the person.
+    reply_all: To the sender (or its Reply-To), everyone else the original named on Cc, minus the person's own
+    addresses (every send-as alias, compared as Gmail does), duplicates removed. A note to self answers the person.
     """
     own_keys = {normalized_address(address) for address in own}
 
@@ -86,8 +85,8 @@ def reply_recipients(original: Original, mode: Mode, own: Iterable[str]) -> Reci
         to = original_to
         cc = original_cc if mode == "reply_all" else []
     elif mode == "reply_all":
-        to = [*senders, *original_to]
-        cc = original_cc
+        to = senders
+        cc = [*original_to, *original_cc]
     else:
         to, cc = senders, []
     to = dedupe(not_mine(to))
