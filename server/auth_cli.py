@@ -1,14 +1,15 @@
 """One-time authorization: run `python server/auth_cli.py` in a terminal with a browser.
 
-Runs Google's installed-app OAuth flow (read-only scope, offline access, consent prompt so a refresh token is
-always issued), writes the token file atomically with mode 0600, then proves it works by asking Gmail for the
-account's address, which it records in the file. The MCP server itself never does this: it only refreshes the
-token written here. With no browser on this machine it prints the URL instead, and waits a bounded time for
-Google's answer.
+Runs Google's installed-app OAuth flow (read-only scope unless `--scopes` asks for more, offline access, consent
+prompt so a refresh token is always issued), writes the token file atomically with mode 0600 with the scopes
+Google actually granted, then proves it works by asking Gmail for the account's address, which it records in the
+file. The MCP server itself never does this: it only refreshes the token written here. With no browser on this
+machine it prints the URL instead, and waits a bounded time for Google's answer.
 
 Several accounts: `--account work` writes `tokens/work.json` (a 0700 folder beside `.token.json`; the plain
 `.token.json` is the account `default`), `--list` shows them, `--remove work` deletes one. `--encrypt` seals the
-file with a key from the OS keyring or GMAIL_MCP_TOKEN_KEY (`runtime/token_crypto.py`).
+file with a key from the OS keyring or GMAIL_MCP_TOKEN_KEY (`runtime/token_crypto.py`). `--scopes
+readonly,compose,modify` asks for the write tools' access as well (`gmail/scopes.py`).
 """
 
 from __future__ import annotations
@@ -109,20 +110,53 @@ def _fail(message: str) -> int:
     return 2
 
 
-def authorize(settings: Settings, *, open_browser: bool, port: int, wait_s: int = DEFAULT_WAIT_S) -> Path:
-    """Runs the consent flow and writes the token file; returns its path."""
+def requested_scopes(names: str | None) -> list[str]:
+    """`--scopes readonly,compose,modify` -> scope URLs; read access is always included (the server needs it).
+
+    Raises ValueError naming the valid names for an unknown one.
+    """
+    from server.gmail import scopes
+
+    wanted = [name.strip().lower() for name in (names or "readonly").replace(" ", ",").split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in scopes.BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown scope name(s) {', '.join(unknown)}; valid: {', '.join(scopes.BY_NAME)}")
+    found = list(dict.fromkeys(scopes.BY_NAME[name] for name in wanted))
+    if not scopes.covers(found, scopes.READ):
+        found.insert(0, GMAIL_READONLY_SCOPE)
+    return found
+
+
+def granted_scopes(credentials: Any, requested: list[str]) -> list[str]:
+    """What Google granted (a person may untick boxes on the consent screen), else what was asked for."""
+    granted = getattr(credentials, "granted_scopes", None)
+    if isinstance(granted, str):
+        granted = granted.split()
+    return sorted(set(granted)) if granted else list(requested)
+
+
+def authorize(
+    settings: Settings, *, open_browser: bool, port: int, wait_s: int = DEFAULT_WAIT_S, scopes: list[str] | None = None
+) -> Path:
+    """Runs the consent flow and writes the token file (recording the granted scopes); returns its path."""
+    import os
+
     from google_auth_oauthlib.flow import InstalledAppFlow
 
     from server.auth import write_token_file
 
-    flow = InstalledAppFlow.from_client_secrets_file(str(settings.credentials_path), scopes=[GMAIL_READONLY_SCOPE])
+    requested = scopes or [GMAIL_READONLY_SCOPE]
+    # A person may grant fewer scopes than asked (granular consent): record what was granted instead of failing.
+    os.environ.setdefault("OAUTHLIB_RELAX_TOKEN_SCOPE", "1")
+    flow = InstalledAppFlow.from_client_secrets_file(str(settings.credentials_path), scopes=requested)
     port = port or free_port()
     minutes = f"{wait_s // 60} minutes" if wait_s % 60 == 0 else f"{wait_s} seconds"
     if open_browser:
         prompt = "A browser window opens for Google's consent. If it does not, open this URL:\n\n    {url}\n\n"
     else:
         prompt = (
-            "Open this URL in a browser to authorize read-only Gmail access:\n\n    {url}\n\n"
+            f"Open this URL in a browser to authorize {'read-only ' if requested == [GMAIL_READONLY_SCOPE] else ''}"
+            "Gmail access:\n\n    {url}\n\n"
             f"Browser on another machine? Forward the port first: ssh -L {port}:localhost:{port} <this-host>\n"
         )
     prompt += f"Waiting up to {minutes} for Google's answer on http://localhost:{port}/ (Ctrl-C cancels)..."
@@ -144,6 +178,7 @@ def authorize(settings: Settings, *, open_browser: bool, port: int, wait_s: int 
     from server.runtime.token_folder import now_iso
 
     info = {**json.loads(credentials.to_json()), "authorized_at": now_iso()}  # for the Testing-mode 7-day note
+    info["scopes"] = granted_scopes(credentials, requested)  # what Google granted: a refresh never asks for more
     write_token_file(settings.token_path, info, seal_with=settings.token_encryption)
     return settings.token_path
 
@@ -193,6 +228,32 @@ def remove_account_file(settings: Settings, name: str) -> int:
     return 0
 
 
+def _access_words(path: Path) -> str:
+    """`read-only`, or what else the token allows (write tools still need GMAIL_MCP_WRITE_TOOLS)."""
+    from server.auth import read_token_info
+    from server.gmail import scopes
+
+    try:
+        granted = scopes.parse_granted(read_token_info(path).get("scopes")) or frozenset()
+    except Exception:
+        return "read-only"
+    names = {url: name for name, url in scopes.BY_NAME.items()}
+    extra = sorted(names.get(scope, scope) for scope in granted if scope != scopes.READONLY)
+    return "read-only" if not extra else "read; also granted: " + ", ".join(extra)
+
+
+def _report_grant(path: Path, wanted: list[str]) -> None:
+    from server.auth import read_token_info
+    from server.gmail import scopes
+
+    granted = scopes.parse_granted(read_token_info(path).get("scopes")) or frozenset()
+    names = {url: name for name, url in scopes.BY_NAME.items()}
+    print("Granted: " + ", ".join(sorted(names.get(scope, scope) for scope in granted)))
+    refused = [names.get(scope, scope) for scope in wanted if scope not in granted]
+    if refused:
+        print(f"Not granted (unticked on Google's screen?): {', '.join(refused)}; the tools needing it stay hidden.")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=Path(sys.argv[0]).name if sys.argv[0] else "auth_cli.py", description=__doc__.splitlines()[0]
@@ -219,7 +280,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY_SOURCE",
         help="encrypt the token file: keyring, env (GMAIL_MCP_TOKEN_KEY), auto (keyring if usable, else env), off",
     )
+    parser.add_argument(
+        "--scopes",
+        metavar="NAMES",
+        help="what to ask Google for, comma separated: readonly (default), compose (drafts and sending), modify "
+        "(labels, archive, trash; also drafts), send, labels; read access is always included",
+    )
     args = parser.parse_args(argv)
+    try:
+        wanted = requested_scopes(args.scopes)
+    except ValueError as exc:
+        return _fail(f"--scopes: {exc}")
 
     try:
         settings = load_settings()
@@ -261,18 +332,19 @@ def main(argv: list[str] | None = None) -> int:
             open_browser = False
         _cancel_on_sigterm()
         try:
-            path = authorize(settings, open_browser=open_browser, port=args.port, wait_s=args.wait)
+            path = authorize(settings, open_browser=open_browser, port=args.port, wait_s=args.wait, scopes=wanted)
         except KeyboardInterrupt:
             return _fail("Authorization cancelled.")
         except Exception as exc:  # oauthlib raises plain Warning/Exception subclasses: no tracebacks here
             return _fail(describe_consent_failure(exc, wait_s=args.wait))
         print(f"Token written to {path} (mode 600).")
+        _report_grant(path, wanted)
     try:
         address = verify(settings)
     except GmailError as error:
         return _fail(f"The token does not work yet: {error.message}\nFix: {error.hint}")
     whose = "" if name == DEFAULT_ACCOUNT else f" account {name!r}"
-    print(f"Authorized{whose}: the server can now read {address} (read-only).")
+    print(f"Authorized{whose}: the server can now read {address} ({_access_words(settings.token_path)}).")
     return 0
 
 

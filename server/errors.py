@@ -8,6 +8,9 @@
     ├── QuotaExceededError     quota_exceeded     403 dailyLimitExceeded: retrying today is pointless
     ├── TransientError         transient          5xx, timeouts, connection errors (after retries)
     ├── InvalidInputError      invalid_input      bad tool arguments, or a query Gmail rejects
+    ├── UnknownOutcomeError    unknown_outcome    a send or draft creation that may or may not have happened
+    ├── ConfirmationError      confirmation_invalid  a confirmation code that is wrong, used, expired or stale
+    ├── SendLimitError         send_limit_reached the configured hourly send limit is used up
     └── InternalError          internal_error     a bug in this server: logged with a traceback
 
 Google's exceptions are translated into this tree in exactly one place (`gmail/errors.py`); nothing
@@ -97,6 +100,33 @@ class TransientError(GmailError):
 class InvalidInputError(GmailError):
     code = "invalid_input"
     default_hint = "Fix the arguments as described and call the tool again."
+
+
+class UnknownOutcomeError(GmailError):
+    """A request that is never repeated (a send, a draft creation) failed after it may have reached Gmail."""
+
+    code = "unknown_outcome"
+    default_hint = (
+        "Gmail may or may not have done it. Do not repeat it blindly: look in Gmail's Sent folder (for a send) or "
+        "Drafts (for a draft), e.g. with gmail_search_messages query 'in:sent newer_than:1d' or gmail_list_drafts, "
+        "then decide with the person."
+    )
+
+
+class ConfirmationError(GmailError):
+    code = "confirmation_invalid"
+    default_hint = (
+        "Nothing was sent. Call gmail_send_draft again without confirmation_code to get a fresh summary and code, "
+        "show the summary to the person and ask them."
+    )
+
+
+class SendLimitError(GmailError):
+    code = "send_limit_reached"
+    default_hint = (
+        "Nothing was sent. The hourly send limit (GMAIL_MCP_SEND_LIMIT_PER_HOUR) protects the mailbox: wait, or ask "
+        "the person to raise it."
+    )
 
 
 class InternalError(GmailError):

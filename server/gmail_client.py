@@ -34,6 +34,7 @@ from server.gmail.quota import (
 )
 from server.gmail.retry import RetryPolicy, run_with_retries
 from server.gmail.sessions import CredentialSource, Session, SessionPool, default_http, prepare_stack
+from server.gmail.write_endpoints import WriteEndpoints, empty_is_done
 from server.runtime import cost
 from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
@@ -44,8 +45,8 @@ BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50
 HISTORY_TYPES = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
 
 
-class GmailClient:
-    """Typed access to the few Gmail endpoints the tools need, with retries and error mapping.
+class GmailClient(WriteEndpoints):
+    """Typed access to the Gmail endpoints the tools need, with retries and error mapping (writes: the mixin).
 
     Args:
         settings: endpoint, timeout and backoff scale.
@@ -55,6 +56,7 @@ class GmailClient:
         http_factory: builds a fresh `httplib2.Http`-compatible object per session (tests pass HttpMockSequence).
         clock: wall-clock seconds, used to turn "Retry after <time>" into a wait.
         batch_size: how many calls go in one batch request (per account: Gmail's concurrency limit is per user).
+        single_attempt_factory: the Http of a never-repeated request (default: a fresh `SingleAttemptHttp`).
     """
 
     def __init__(
@@ -69,6 +71,7 @@ class GmailClient:
         quota: QuotaLimiter | None = None,
         rand: Callable[[], float] = random.random,
         batch_size: AdaptiveBatchSize | None = None,
+        single_attempt_factory: Callable[[], Any] | None = None,
     ) -> None:
         self._settings = settings
         self._metrics = metrics or Metrics()
@@ -81,6 +84,7 @@ class GmailClient:
             credentials, http_factory or (lambda: default_http(settings.request_timeout_s)), settings.endpoint
         )
         self.batch_size = batch_size or AdaptiveBatchSize()
+        self._single_attempt_factory = single_attempt_factory or http_factory  # None: a fresh SingleAttemptHttp
 
     # -- public API -------------------------------------------------------------------------------------------
 
@@ -213,7 +217,7 @@ class GmailClient:
                 cost.record_request(units, retry=retry_count > 0)
                 started = time.perf_counter()
                 try:
-                    response = make_request(session).execute(num_retries=0)
+                    response = empty_is_done(make_request(session).execute(num_retries=0))
                     if not isinstance(response, dict):  # an HTML page from a proxy or captive portal, say
                         raise not_json(endpoint)
                 except Exception as exc:

@@ -10,7 +10,9 @@ is listed only when the account's token holds one of its scopes.
 Handlers are plain functions `(ToolContext, validated input) -> result model`; they never see the MCP SDK
 (`server/protocol/` adapts them) and reach Gmail only through `ctx.gmail` (`server/gmail/interface.py`). Besides
 its text, a tool may add content blocks (`blocks`): an image, or links to resources; the dispatcher turns these
-neutral descriptions into the SDK's content types.
+neutral descriptions into the SDK's content types. A handler whose action needs the person's explicit yes
+(sending mail) returns a `ConfirmationRequest` instead: the dispatcher asks the person the way the client allows
+and runs the second phase only on an explicit accept.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -27,6 +29,7 @@ from server.gmail import scopes
 from server.gmail.account_cache import AccountCache
 from server.gmail.interface import GmailApi
 from server.runtime.observability import Metrics
+from server.runtime.write_safety import WriteSafety
 
 DEFAULT_ACCOUNT = "default"
 
@@ -42,6 +45,7 @@ class ToolContext:
     download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: where attachments may be saved; None: never
     thread_max_chars: int = 60_000  # GMAIL_MCP_THREAD_MAX_CHARS: bound on one gmail_get_thread answer
     cache: AccountCache = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+    safety: WriteSafety = field(default_factory=WriteSafety, compare=False)  # dry run, confirmations, limit, audit
 
     def __post_init__(self) -> None:
         if self.cache is None:  # one per context, so it lives as long as the account's context (the session)
@@ -106,6 +110,26 @@ class ContextSource(Protocol):
         ...
 
 
+Refusal = Literal["declined", "cancelled"]
+
+
+@dataclass(frozen=True)
+class ConfirmationRequest:
+    """What a handler returns when its action may happen only after the person says yes (a send).
+
+    `question` is shown to the person (everything that leaves the mailbox). The dispatcher asks through
+    elicitation when the client declared it (an `elicitation/create` request in handshake-era sessions, an
+    `InputRequiredResult` round trip in 2026-07-28 ones) and calls `proceed(ctx)` only after an explicit accept,
+    `refused(how)` after a decline or a cancel. A client that cannot ask gets `without_asking(ctx)`: a result that
+    does nothing but hand the model the summary and a single-use code for a second call.
+    """
+
+    question: str
+    proceed: Callable[[ToolContext], BaseModel]
+    refused: Callable[[Refusal], BaseModel]
+    without_asking: Callable[[ToolContext], BaseModel]
+
+
 @dataclass(frozen=True)
 class Annotations:
     """MCP tool annotations: hints a client may use to decide what needs the person's confirmation."""
@@ -151,7 +175,7 @@ class ToolSpec:
     description: str
     input_model: type[BaseModel]
     output_model: type[BaseModel]
-    run: Callable[[ToolContext, Any], BaseModel]
+    run: Callable[[ToolContext, Any], BaseModel | ConfirmationRequest]
     render: Callable[[Any], str]
     annotations: Annotations = READ_ONLY
     scopes: frozenset[str] = scopes.READ  # any one of these, granted, lets the tool work

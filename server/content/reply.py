@@ -56,6 +56,12 @@ def reply_subject(subject: str | None) -> str:
     return subject if _REPLY_PREFIX.match(subject) else f"Re: {subject}".rstrip()
 
 
+def forward_subject(subject: str | None) -> str:
+    """`Fwd: <subject>`, unless it already starts with a forward prefix (Fwd:, FW:, WG:, 转发: ...)."""
+    subject = " ".join((subject or "").split())
+    return subject if _FORWARD_PREFIX.match(subject) else f"Fwd: {subject}".rstrip()
+
+
 def base_subject(subject: str | None) -> str:
     """The subject without its reply and forward prefixes ("Re: Fwd: AW: x" -> "x"), case-folded, for comparing."""
     text = " ".join((subject or "").split())

@@ -35,6 +35,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--latency-ms", type=float, default=0, help="added to every outer round trip")
     parser.add_argument("--body-charset", choices=BODY_CHARSETS, default="utf8", help="text body bytes served")
     parser.add_argument("--write-token", metavar="FILE", help="write an authorized-user token file (0600)")
+    parser.add_argument(
+        "--scopes",
+        metavar="NAMES",
+        help="with --write-token: the token's scopes (readonly,compose,send,modify,labels,full); calls outside them "
+        "answer 403 insufficientPermissions (default: an unrestricted test token recorded as readonly)",
+    )
+    parser.add_argument("--alias", action="append", default=[], metavar="ADDRESS", help="a send-as alias of the owner")
     parser.add_argument("--rebase-dates", action="store_true", help="shift dates so the newest is 1 hour old")
     parser.add_argument("--token-ttl", type=float, default=3600, metavar="SECONDS", help="access token lifetime")
     parser.add_argument("--email", help="the mailbox owner's address (default: guessed from the mail)")
@@ -75,8 +82,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         logger.error("cannot start: %s", exc)
         return 2
+    for alias in args.alias:
+        emulator.add_send_as(alias)
     if args.write_token:
-        path = emulator.write_token(args.write_token)
+        try:
+            path = emulator.write_token(args.write_token, scopes=args.scopes.split(",") if args.scopes else None)
+        except ValueError as exc:
+            logger.error("cannot write the token: %s", exc)
+            emulator.stop()
+            return 2
         logger.info("token file written to %s", path)
     logger.info("serving %d messages at %s", len(emulator.store.messages), emulator.url)
     sys.stdout.write(emulator.url + "\n")

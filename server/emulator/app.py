@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import select
 import socket
 import threading
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
+from . import scopes
 from .batch import PartResponse, parse_batch, render_batch
 from .errors import ApiError, unauthenticated
 from .faults import ConcurrencyGate, Fault, FaultBook, RequestLog
@@ -35,6 +37,7 @@ LOG = logging.getLogger("server.emulator")
 BATCH_PATHS = ("/batch", "/batch/gmail/v1")
 API_PREFIXES = ("/gmail/v1/", "/upload/gmail/v1/")
 JSON_TYPE = "application/json; charset=UTF-8"
+_CALL_PATH = re.compile(r"^(?:/upload)?/gmail/v1/users/[^/]+/(.*)$")
 
 
 class AbortConnection(Exception):
@@ -137,9 +140,15 @@ class EmulatorApp:
         faulted = self._take_fault(exchange, entry)
         if faulted is not None:
             return faulted
-        user = self.tokens.user_of(exchange.headers.get("authorization"))
+        authorization = exchange.headers.get("authorization")
+        user = self.tokens.user_of(authorization)
         if user is None:
             return error_response(unauthenticated())
+        granted = self.tokens.scopes_of(authorization)
+        if granted is not None and not self._allowed(exchange, granted):
+            return error_response(
+                ApiError(403, "insufficientPermissions", "Request had insufficient authentication scopes.")
+            )
         api = self.mailboxes.get(user, self.api) if user else self.api
         try:
             params = parse_qs(exchange.query, keep_blank_values=True)
@@ -148,6 +157,11 @@ class EmulatorApp:
             return Response(204, b"") if answer is None else json_response(200, answer)
         except ApiError as error:
             return error_response(error)
+
+    @staticmethod
+    def _allowed(exchange: Exchange, granted: frozenset[str]) -> bool:
+        match = _CALL_PATH.match(exchange.path)
+        return match is None or not granted.isdisjoint(scopes.required(exchange.method, match.group(1)))
 
     def _serve_token(self, exchange: Exchange, entry: dict[str, Any]) -> Response:
         fault = self.faults.take(exchange.method, exchange.path)

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from . import fields as schemas
+from .drafts import DraftRoutes
 from .errors import ApiError, invalid_argument, not_found
 from .fields import apply_fields
 from .history import DEFAULT_RETAINED_RECORDS, HistoryLog, parse_history_request
@@ -51,6 +52,7 @@ class GmailApi:
         self._clock = clock
         self.changes = ChangeLog(store, self.index, HistoryLog(FIRST_HISTORY_ID, limit=history_limit), clock)
         self.writes = WriteRoutes(self.changes)
+        self.drafts = DraftRoutes(self.changes, self._render_as)
         # (pattern over the path below users/{userId}/, handler, response schema for fields=)
         self._routes: list[tuple[re.Pattern[str], Route, schemas.Schema]] = [
             (re.compile(r"^messages$"), self._list_messages, schemas.MESSAGE_LIST),
@@ -71,6 +73,9 @@ class GmailApi:
         if user_match is None:
             raise not_found()
         upload, user, rest = bool(user_match.group(1)), unquote(user_match.group(2)), user_match.group(3) or ""
+        if self.drafts.route(method, rest, upload) is not None:
+            self._check_user(user)
+            return self.drafts.handle(method, rest, params, body, content_type, upload=upload)
         if method.upper() != "GET" or upload:
             self._check_user(user)
             return self.writes.handle(method, rest, params, body, content_type, upload=upload)
@@ -105,6 +110,9 @@ class GmailApi:
             fmt=(_last(params, "format") or default).lower(),
             metadata_headers=params.get("metadataHeaders", ()),
         )
+
+    def _render_as(self, stored: StoredMessage, params: Params, fmt: str) -> dict[str, Any]:
+        return self._render(stored, {**params, "format": [fmt]})
 
     def _get_message(self, groups: list[str], params: Params) -> dict[str, Any]:
         return self._render(self._message(groups[0]), params)

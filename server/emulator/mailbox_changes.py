@@ -49,14 +49,18 @@ class ChangeLog:
         thread_id: str | None = None,
         internal_date_ms: int | None = None,
         source: str = "api",
+        system_labels: frozenset[str] = frozenset({"SENT", "CHAT"}),
+        thread_by_references: bool = True,
     ) -> StoredMessage:
         """A new message (insert, import, delivery): threaded by `thread_id` or by the messages it references.
 
         `internal_date_ms` None means now (Gmail's `receivedTime`); `import` passes the Date header's time.
+        `system_labels`: the Gmail-only labels this path may set (drafts set DRAFT). Without `thread_by_references`
+        a message given no `thread_id` starts its own thread (drafts and sends: Gmail threads those by threadId).
         """
         if not raw.strip():
             raise invalid_argument("Missing or empty message raw")
-        labels = self._existing(label_ids, allowed_system_only=frozenset({"SENT", "CHAT"}))
+        labels = self._existing(label_ids, allowed_system_only=system_labels)
         with self.lock:
             parsed = email.message_from_bytes(raw)
             occurrence = 0
@@ -70,7 +74,7 @@ class ChangeLog:
                 internal_date=int(self._clock() * 1000) if internal_date_ms is None else internal_date_ms,
                 source=source,
             )
-            stored.thread_id = self._thread_for(stored, thread_id)
+            stored.thread_id = self._thread_for(stored, thread_id) if thread_id or thread_by_references else stored.id
             self._place(stored)
             self.index.add(stored)
             self._commit([Change("messageAdded", stored.id, stored.thread_id, stored.label_ids)])

@@ -8,12 +8,13 @@ the control plane as Python methods so tests need no HTTP calls to steer it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from .app import EmulatorApp
+from .drafts import send_as_entry
 from .gmail_api import GmailApi
 from .history import DEFAULT_RETAINED_RECORDS
 from .http_app import EmulatorHTTPServer
@@ -48,12 +49,18 @@ class Emulator:
         """The loaded mailbox (ids, labels, subjects, threads) for tests to pick fixtures from."""
         return self.app.api.store
 
-    def write_token(self, path: str | Path, user: str | None = None) -> Path:
+    def write_token(self, path: str | Path, user: str | None = None, *, scopes: Iterable[str] | None = None) -> Path:
         """Writes an authorized-user token file (mode 0600) this emulator accepts, for the primary mailbox's owner
-        or for `user` (the owner of a mailbox added with `mailboxes=`); it records the owner's address."""
+        or for `user` (the owner of a mailbox added with `mailboxes=`); it records the owner's address. With
+        `scopes` (short names such as "readonly", "compose", "modify", or URLs) the token is held to them, as
+        Google's would be."""
         owner = user or self.store.email_address
         refresh_token = self.app.tokens.refresh_token_of(owner)
-        return write_token_file(path, self.token_uri, refresh_token, account=owner)
+        return write_token_file(path, self.token_uri, refresh_token, account=owner, scopes=scopes)
+
+    def add_send_as(self, address: str, display_name: str = "") -> None:
+        """Adds a send-as alias of the primary mailbox's owner (settings.sendAs.list lists it after the primary)."""
+        self.app.api.drafts.aliases.append(send_as_entry(address, display_name))
 
     def mailbox(self, user: str) -> MailStore:
         """The mailbox of `user` (the primary one, or one added with `mailboxes=`)."""

@@ -11,6 +11,12 @@ working with the next (handy for `GMAIL_TOKEN_PATH` in a demo setup). They grant
 Several mailboxes: each further mailbox owner gets a refresh token of their own (`add_user`), and every access
 token remembers whose refresh token issued it (`user_of`), so the app serves each token its owner's mailbox
 only. The primary mailbox's owner is the user `""`; revoking one user's refresh token leaves the others working.
+
+Scopes: the plain refresh token is the emulator's test key (its file records gmail.readonly, what a default
+consent grants, but the emulator lets it do anything, so tests can change the mailbox directly). A token written
+with scopes (`write_token_file(..., scopes=...)`, `--write-token FILE --scopes readonly,compose`) carries them in
+its refresh token (`<token>~readonly+compose`); its access tokens are held to exactly those scopes, and a call
+outside them answers 403 insufficientPermissions (see `scopes.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 READONLY_SCOPE = "https://www.googleapis.com/auth/gmail.readonly"
@@ -40,6 +46,7 @@ class TokenAuthority:
         self._clock = clock
         self._lock = threading.Lock()
         self._access: dict[str, float] = {}  # token -> expiry on self._clock
+        self._scopes: dict[str, frozenset[str] | None] = {}  # access token -> its scopes (None: unrestricted)
         self._revoked = False
         self._users: dict[str, str] = {REFRESH_TOKEN: ""}  # refresh token -> its user ("": the primary mailbox)
         self._owners: dict[str, str] = {}  # access token -> user
@@ -68,22 +75,35 @@ class TokenAuthority:
             return 401, dict(INVALID_CLIENT)
         if not form.get("refresh_token"):
             return 400, {"error": "invalid_request", "error_description": "Missing required parameter: refresh_token"}
+        base, _, scope_text = form.get("refresh_token", "").partition(SCOPE_SEPARATOR)
+        try:
+            granted = scopes_from_token_suffix(scope_text) if scope_text else None
+        except ValueError:
+            return 400, dict(INVALID_GRANT)
         with self._lock:
-            user = self._users.get(form.get("refresh_token", ""))
+            user = self._users.get(base)
             if self._revoked or user is None or user in self._revoked_users:
                 return 400, dict(INVALID_GRANT)
             token = "ya29.emulator." + secrets.token_urlsafe(32)
             now = self._clock()
             self._access = {t: expiry for t, expiry in self._access.items() if expiry > now}
             self._owners = {t: owner for t, owner in self._owners.items() if t in self._access}
+            self._scopes = {t: held for t, held in self._scopes.items() if t in self._access}
             self._access[token] = now + self.ttl_s
             self._owners[token] = user
+            self._scopes[token] = granted
         return 200, {
             "access_token": token,
             "expires_in": max(int(self.ttl_s), 1),
-            "scope": READONLY_SCOPE,
+            "scope": " ".join(sorted(granted)) if granted else READONLY_SCOPE,
             "token_type": "Bearer",
         }
+
+    def scopes_of(self, authorization: str | None) -> frozenset[str] | None:
+        """The scopes of the header's access token; None for the unrestricted test key (or no valid token)."""
+        _, _, token = (authorization or "").strip().partition(" ")
+        with self._lock:
+            return self._scopes.get(token.strip())
 
     def check(self, authorization: str | None) -> bool:
         """True when the header carries a live access token we issued."""
@@ -126,20 +146,48 @@ class TokenAuthority:
         return key
 
 
+SCOPE_SEPARATOR = "~"
+
+
+def scopes_from_token_suffix(text: str) -> frozenset[str]:
+    from .scopes import parse_names
+
+    return parse_names(text.replace("+", ","))
+
+
+def scoped_refresh_token(refresh_token: str, scopes: Iterable[str]) -> str:
+    """`refresh_token` held to exactly `scopes` (short names or scope URLs)."""
+    from .scopes import BY_NAME, parse_names
+
+    short = {url: name for name, url in BY_NAME.items()}
+    granted = parse_names(",".join(scopes))
+    return refresh_token + SCOPE_SEPARATOR + "+".join(sorted(short[url] for url in granted))
+
+
 def authorized_user_info(
-    token_uri: str, refresh_token: str = REFRESH_TOKEN, account: str | None = None
+    token_uri: str,
+    refresh_token: str = REFRESH_TOKEN,
+    account: str | None = None,
+    scopes: Iterable[str] | None = None,
 ) -> dict[str, object]:
     """The authorized-user JSON google-auth loads (no access token: the first call refreshes).
 
     `account` is google-auth's own field for the address the credential belongs to (as `auth_cli.py` records it).
+    Without `scopes`: the unrestricted test key, recorded as gmail.readonly. With them: a token held to them.
     """
+    recorded = [READONLY_SCOPE]
+    if scopes is not None:
+        from .scopes import parse_names
+
+        recorded = sorted(parse_names(",".join(scopes)))
+        refresh_token = scoped_refresh_token(refresh_token, scopes)
     info: dict[str, object] = {
         "type": "authorized_user",
         "client_id": CLIENT_ID,
         "client_secret": CLIENT_SECRET,
         "refresh_token": refresh_token,
         "token_uri": token_uri,
-        "scopes": [READONLY_SCOPE],
+        "scopes": recorded,
     }
     if account:
         info["account"] = account
@@ -147,14 +195,18 @@ def authorized_user_info(
 
 
 def write_token_file(
-    path: str | Path, token_uri: str, refresh_token: str = REFRESH_TOKEN, account: str | None = None
+    path: str | Path,
+    token_uri: str,
+    refresh_token: str = REFRESH_TOKEN,
+    account: str | None = None,
+    scopes: Iterable[str] | None = None,
 ) -> Path:
     """Writes the token file with mode 0600 (it is a credential, even if a toy one)."""
     target = Path(path).expanduser()
     target.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(authorized_user_info(token_uri, refresh_token, account), handle, indent=2)
+        json.dump(authorized_user_info(token_uri, refresh_token, account, scopes), handle, indent=2)
         handle.write("\n")
     os.chmod(target, 0o600)
     return target

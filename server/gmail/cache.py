@@ -35,6 +35,7 @@ from typing import Any
 from server.errors import GmailError
 from server.gmail import history
 from server.gmail.batch_parts import ListAlongside
+from server.gmail.write_endpoints import WRITE_METHODS
 from server.gmail_client import GmailClient
 from server.runtime import cost
 from server.runtime.observability import Metrics, get_logger
@@ -61,8 +62,11 @@ _SUMMARY_PROFILE = _profile(SUMMARY_HEADERS, SUMMARY_FIELDS)
 # Client methods served as they are: reads this layer does not cache. A write added to the client must not be
 # listed here: wrap it in CachedGmail and call invalidate_searches() after it (a test enforces the choice).
 # Reads of what the caches do not keep: a thread (its labels change), an attachment (large, read once), labels
-# (counts change with every message).
-PASS_THROUGH = frozenset({"get_message", "get_thread", "get_attachment", "list_labels", "get_labels"})
+# (counts change with every message), and the write tools' reads (a draft, the drafts list, the send-as list).
+PASS_THROUGH = frozenset(
+    {"get_message", "get_thread", "get_attachment", "list_labels", "get_labels"}
+    | {"get_draft", "list_drafts", "list_send_as"}
+)
 
 
 @dataclass
@@ -373,3 +377,18 @@ class CachedGmail:
             return main()
         finally:
             worker.join()
+
+
+def _then_forget_searches(name: str) -> Callable[..., Any]:
+    def write(self: CachedGmail, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return getattr(self._client, name)(*args, **kwargs)
+        finally:  # even a failed write may have changed the mailbox (an unknown outcome)
+            self.invalidate_searches()
+
+    write.__name__ = write.__qualname__ = name
+    return write
+
+
+for _write in WRITE_METHODS:  # the client's writes (gmail/write_endpoints.py), each followed by invalidation
+    setattr(CachedGmail, _write, _then_forget_searches(_write))

@@ -102,6 +102,17 @@ def parse_retry_after(header: str | None, message: str, *, now: float) -> float 
     return None
 
 
+def _scope_for(endpoint: str) -> str:
+    """The short scope name (`auth_cli.py --scopes`) a write endpoint needs beside read access."""
+    if endpoint.startswith("drafts"):
+        return "compose"
+    if endpoint.startswith(
+        ("messages.modify", "messages.batchModify", "messages.trash", "messages.untrash", "labels.create")
+    ):
+        return "modify"
+    return ""
+
+
 # What a 404 means depends on what was asked for: the endpoint's first word picks the explanation.
 _NOT_FOUND: dict[str, tuple[str, str]] = {
     "threads": (
@@ -113,6 +124,10 @@ _NOT_FOUND: dict[str, tuple[str, str]] = {
         "Call gmail_get_message on the message again and use a part_id from its attachment list.",
     ),
     "labels": ("No label with that id exists in this mailbox.", "gmail_list_labels lists every label's id and name."),
+    "drafts": (
+        "No draft with that id: it was sent, deleted, or the id is wrong.",
+        "Take the draft_id from gmail_list_drafts (or the answer of gmail_create_draft).",
+    ),
 }
 
 
@@ -149,6 +164,14 @@ def map_http_error(exc: HttpError, *, now: float, endpoint: str = "messages.get"
                 "The Gmail API is not enabled for this Google Cloud project.",
                 hint="Enable the Gmail API in the Google Cloud console (APIs & Services > Library), wait a minute, "
                 "then retry.",
+                **common,
+            )
+        needed = _scope_for(endpoint)
+        if needed:
+            return PermissionDeniedError(
+                f"Gmail refused {endpoint}: {message or 'insufficient permissions'} (the token was not granted "
+                f"gmail.{needed}).",
+                hint=rerun_auth(f"allow what Google asks for ({needed})", "--scopes", f"readonly,{needed}"),
                 **common,
             )
         return PermissionDeniedError(

@@ -4,7 +4,9 @@ The low-level SDK validates nothing and turns exceptions into protocol errors, s
 with the tool's pydantic model, runs the blocking Gmail work in a worker thread (keeping the event loop free for
 other calls and pings), and turns every failure into a GmailError with a category, a message and a hint.
 `tools/call` (dispatch.py) and `resources/read` (resources.py) both read through `invoke`, so a resource is
-exactly a tool's answer. Which tools exist is asked on every request (`server/tools.py`'s `offered_tools`): a
+exactly a tool's answer. A handler that returns a `ConfirmationRequest` (a send) is resolved here too, by
+`confirm.py`: the person is asked through the client, or the model gets a code, before any second phase runs.
+Which tools exist is asked on every request (`server/tools.py`'s `offered_tools`): a
 token re-authorized with other scopes while the server runs changes the offer without a restart.
 
 Every answer's `_meta` carries what the call cost (`gmail-mcp/cost`: Gmail requests, quota units, retries, token
@@ -25,12 +27,13 @@ from pydantic import BaseModel, ValidationError
 from server.errors import GmailError, InternalError, InvalidInputError, PermissionDeniedError
 from server.gmail import scopes
 from server.hints import rerun_auth
+from server.protocol import confirm
 from server.protocol.schemas import ACCOUNT_ARGUMENT
 from server.runtime import cost
 from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import get_logger
 from server.runtime.toolset_choice import missing_scope_messages
-from server.tools import ContextSource, ToolContext, Toolset, ToolSpec, offered_tools
+from server.tools import ConfirmationRequest, ContextSource, ToolContext, Toolset, ToolSpec, offered_tools
 from server.toolsets import ALL_TOOLSETS
 
 log = get_logger("dispatch")
@@ -147,14 +150,26 @@ class Outcome:
     spent: cost.CallCost = field(default_factory=cost.CallCost)  # Gmail requests, units, retries, cache hits
     account: str | None = None  # whose mailbox answered
     mailbox: str | None = None  # that account's address, when known
+    input_required: types.InputRequiredResult | None = None  # a 2026-07-28 question for the person, instead
 
 
 async def invoke(
-    catalog: ToolCatalog, spec: ToolSpec, arguments: Any, *, via: str = "tool", reachable: list[str] | None = None
+    catalog: ToolCatalog,
+    spec: ToolSpec,
+    arguments: Any,
+    *,
+    via: str = "tool",
+    reachable: list[str] | None = None,
+    request_ctx: Any = None,
+    request_state: str | None = None,
+    input_responses: dict[str, Any] | None = None,
 ) -> Outcome:
     """Validates `arguments` with the tool's model and runs its handler in a worker thread for the account the
     call names (among `reachable`, default: all), logging and measuring the call; every failure becomes a
-    GmailError in the outcome. Tools and resources both read through here."""
+    GmailError in the outcome. Tools and resources both read through here.
+
+    `request_ctx` (the SDK's request context) lets a ConfirmationRequest be asked through elicitation;
+    `request_state`/`input_responses` carry a 2026-07-28 client's answer to such a question (see confirm.py)."""
     request_id = uuid.uuid4().hex[:12]
     started = time.perf_counter()
     log.info(f"{via} start", extra={"request_id": request_id, "tool": spec.name})
@@ -174,14 +189,27 @@ async def invoke(
         granted = catalog.source.granted_scopes(outcome.account)
         if granted is not None and not scopes.covers(granted, spec.scopes):
             raise PermissionDeniedError(
-                f"The token of account {outcome.account!r} does not grant what {spec.name} needs."
+                f"The token of account {outcome.account!r} does not grant what {spec.name} needs.",
+                hint=_consent_hint(catalog, spec, granted),
             )
         # The worker thread gets a copy of this context, so the handler's requests land in `spent`.
         # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
         with cost.measuring() as outcome.spent:
-            outcome.result, outcome.mailbox = await anyio.to_thread.run_sync(
-                _run, spec, ctx, args, catalog.source, abandon_on_cancel=True
-            )
+            if request_state is not None:  # the repeat of a call whose question the client put to the person
+                result: Any = await confirm.answer(spec.name, request_state, input_responses, ctx)
+                outcome.mailbox = await anyio.to_thread.run_sync(
+                    catalog.source.mailbox_of, ctx.account, abandon_on_cancel=True
+                )
+            else:
+                result, outcome.mailbox = await anyio.to_thread.run_sync(
+                    _run, spec, ctx, args, catalog.source, abandon_on_cancel=True
+                )
+            if isinstance(result, ConfirmationRequest):
+                result = await confirm.ask(spec.name, result, ctx, request_ctx)
+            if isinstance(result, types.InputRequiredResult):
+                outcome.input_required = result
+            else:
+                outcome.result = result
     except GmailError as error:
         outcome.error = catalog.source.explain(error, outcome.account) if outcome.account else error
     except Exception:
@@ -197,10 +225,21 @@ async def invoke(
         log_fields["account"] = outcome.account
     if category:
         log.warning(f"{via} end", extra={**log_fields, "error_type": category})
+    elif outcome.input_required is not None:
+        log.info(f"{via} asks the person", extra=log_fields)
     else:
         count = getattr(outcome.result, "result_count", 1)
         log.info(f"{via} end", extra={**log_fields, "result_count": count})
     return outcome
+
+
+def _consent_hint(catalog: ToolCatalog, spec: ToolSpec, granted: frozenset[str]) -> str | None:
+    """For a write tool: the consent command that grants its scope (the account's own, via `explain`)."""
+    for toolset in catalog.toolsets:
+        if toolset.opt_in and spec in toolset.tools:
+            found = missing_scope_messages(frozenset({toolset.name}), (toolset,), granted)
+            return found[0] if found else None
+    return None
 
 
 def _run(spec: ToolSpec, ctx: ToolContext, args: Any, source: ContextSource) -> tuple[Any, str | None]:

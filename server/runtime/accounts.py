@@ -31,6 +31,7 @@ from server.runtime.config import Settings
 from server.runtime.observability import Metrics, get_logger
 from server.runtime.token_crypto import is_sealed, unseal
 from server.runtime.token_folder import configured_accounts, consent_age_note, consent_command, default_account
+from server.runtime.write_safety import WriteSafety
 from server.tools import DEFAULT_ACCOUNT, ToolContext
 
 log = get_logger("accounts")
@@ -144,6 +145,7 @@ class AccountRegistry:
                 account=account.name,
                 download_dir=account.settings.download_dir,
                 thread_max_chars=account.settings.thread_max_chars,
+                safety=WriteSafety.from_settings(account.settings),
             )
             for account in accounts
         }

@@ -31,6 +31,8 @@ DEFAULT_SEARCH_CACHE_TTL_S = 300.0
 DEFAULT_SUMMARY_CACHE_ENTRIES = 5_000
 DEFAULT_SUMMARY_CACHE_MB = 8.0
 DEFAULT_THREAD_MAX_CHARS = 60_000
+DEFAULT_SEND_LIMIT_PER_HOUR = 10
+DEFAULT_CONFIRMATION_TTL_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,12 @@ class Settings:
     warm_up: bool = True  # prepare the Google stack, token and connection right after `initialize`
     download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: attachments may be saved here; None: never saved
     thread_max_chars: int = DEFAULT_THREAD_MAX_CHARS  # GMAIL_MCP_THREAD_MAX_CHARS: one thread answer's text
+    # Writing (only with write tools enabled): see runtime/write_safety.py
+    dry_run: bool = False  # GMAIL_MCP_DRY_RUN: write tools say what they would do and change nothing
+    audit_log_path: Path | None = None  # GMAIL_MCP_AUDIT_LOG: audit lines also appended to this file
+    attach_dir: Path | None = None  # GMAIL_MCP_ATTACH_DIR: the only folder drafts may attach local files from
+    send_limit_per_hour: int = DEFAULT_SEND_LIMIT_PER_HOUR  # GMAIL_MCP_SEND_LIMIT_PER_HOUR
+    confirmation_ttl_s: float = DEFAULT_CONFIRMATION_TTL_S  # how long a send confirmation code stays valid
 
     @property
     def accounts_dir(self) -> Path:
@@ -150,6 +158,11 @@ def _number(env: dict[str, str], name: str, default: float, *, minimum: float) -
     return value
 
 
+def _optional_path(env: dict[str, str], name: str, home: Path) -> Path | None:
+    raw = (env.get(name) or "").strip()
+    return _resolve(raw, home).resolve() if raw else None
+
+
 def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> Settings:
     """Reads settings from `env` (default: the process environment, after loading `.env` without overriding)."""
     if env is None:
@@ -187,6 +200,11 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         download_dir=_resolve(env["GMAIL_MCP_DOWNLOAD_DIR"], home)
         if (env.get("GMAIL_MCP_DOWNLOAD_DIR") or "").strip()
         else None,
+        dry_run=_flag(env, "GMAIL_MCP_DRY_RUN", False),
+        audit_log_path=_optional_path(env, "GMAIL_MCP_AUDIT_LOG", home),
+        attach_dir=_optional_path(env, "GMAIL_MCP_ATTACH_DIR", home),
+        send_limit_per_hour=int(_number(env, "GMAIL_MCP_SEND_LIMIT_PER_HOUR", DEFAULT_SEND_LIMIT_PER_HOUR, minimum=1)),
+        confirmation_ttl_s=_number(env, "GMAIL_MCP_CONFIRMATION_TTL_S", DEFAULT_CONFIRMATION_TTL_S, minimum=10.0),
     )
 
 

@@ -29,7 +29,9 @@ def demo_settings(settings: Settings) -> Iterator[Settings]:
         tempfile.TemporaryDirectory(prefix="gmail-mcp-demo-") as scratch,
         start_emulator(DEMO_MAILBOX, rebase_dates=True, page_token_key=key) as emulator,
     ):
-        token_path = emulator.write_token(Path(scratch) / "demo-token.json")
+        # With write tools enabled, the demo token is granted what they need, as `auth_cli.py --scopes` would be.
+        scopes = ["readonly", "compose", "modify"] if settings.write_tools else None
+        token_path = emulator.write_token(Path(scratch) / "demo-token.json", scopes=scopes)
         log.warning(
             "DEMO MODE: serving the bundled demo mailbox from a local Gmail emulator; no Google account is used",
             extra={"emulator": emulator.url, "mailbox": str(DEMO_MAILBOX)},

@@ -148,3 +148,17 @@ def _report_toolsets(settings: Settings, say: Say) -> None:
         say("warn", problem)
     if not problems:
         say("ok", f"write tools enabled and granted: {', '.join(sorted(settings.write_tools))}")
+    say("ok", _write_safety_line(settings))
+
+
+def _write_safety_line(settings: Settings) -> str:
+    """How the write tools will behave: dry run, send limit, audit file, attachment folder."""
+    parts = ["DRY RUN (nothing is changed or sent)" if settings.dry_run else "writes are real"]
+    parts.append(f"at most {settings.send_limit_per_hour} sends an hour, each confirmed by you")
+    parts.append(f"audit log: stderr{' + ' + str(settings.audit_log_path) if settings.audit_log_path else ''}")
+    if settings.attach_dir is None:
+        parts.append("attaching local files: off (GMAIL_MCP_ATTACH_DIR)")
+    else:
+        state = "" if settings.attach_dir.is_dir() else " (missing!)"
+        parts.append(f"attachments only from {settings.attach_dir}{state}")
+    return "; ".join(parts)

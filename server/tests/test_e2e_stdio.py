@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.emulator import emulator_env
-from server.toolsets import ALL_TOOLS
+from server.toolsets import ALWAYS_ON_TOOLS
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
@@ -47,7 +47,7 @@ async def test_search_page_and_read_over_stdio(demo_emulator, tmp_path, mode):
     env = server_env(demo_emulator, demo_emulator.write_token(tmp_path / "token.json"))
     with open(tmp_path / "stderr.log", "w") as errlog:
         async with client_for(env, mode, errlog) as client:
-            assert {t.name for t in (await client.list_tools()).tools} == set(ALL_TOOLS)
+            assert {t.name for t in (await client.list_tools()).tools} == set(ALWAYS_ON_TOOLS)
             ten = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 10})
             first = await client.call_tool("gmail_search_messages", {"query": "in:inbox", "max_results": 5})
             token = first.structured_content["next_page_token"]

@@ -9,7 +9,7 @@ from mcp.shared.exceptions import MCPError
 
 from server.protocol.dispatch import build_server
 from server.tests.support.fake_gmail import FakeGmail, gmail_error, list_page, metadata_batch
-from server.toolsets import ALL_TOOLS
+from server.toolsets import ALWAYS_ON_TOOLS
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
@@ -29,7 +29,7 @@ async def test_tools_are_listed_with_schemas_and_read_only_annotations(mode):
     async with connect(FakeGmail([]), mode) as client:
         listed = (await client.list_tools()).tools
     by_name = {tool.name: tool for tool in listed}
-    assert set(by_name) == set(ALL_TOOLS) >= {"gmail_search_messages", "gmail_get_message", "gmail_get_thread"}
+    assert set(by_name) == set(ALWAYS_ON_TOOLS) >= {"gmail_search_messages", "gmail_get_message", "gmail_get_thread"}
     search = by_name["gmail_search_messages"]
     assert search.input_schema["required"] == ["query"]
     assert search.input_schema["properties"]["max_results"]["maximum"] == 50
@@ -115,7 +115,7 @@ async def test_a_bug_becomes_an_internal_error_result_not_a_crash():
         result = await client.call_tool("gmail_search_messages", {"query": "x"})
         assert result.meta["gmail-mcp/error"]["category"] == "internal_error"
         assert "boom" not in result.content[0].text  # internals stay in the log
-        assert len((await client.list_tools()).tools) == len(ALL_TOOLS)
+        assert len((await client.list_tools()).tools) == len(ALWAYS_ON_TOOLS)
 
 
 async def test_a_huge_unknown_argument_name_is_not_echoed_back_whole():

@@ -35,8 +35,8 @@ from server.tests.support.emulator import emulator_settings
 from server.tests.support.properties import examples
 from server.tests.support.reliability import CATEGORIES, GET, SEARCH, tally
 from server.tools import ToolContext
-from server.toolsets import ALL_TOOLS
 from server.toolsets import ALL_TOOLS as TOOLS
+from server.toolsets import ALWAYS_ON_TOOLS
 from server.toolsets.messages.read import GetMessageInput
 from server.toolsets.messages.search import SearchMessagesInput
 
@@ -378,7 +378,7 @@ def test_a_real_mcp_session_answers_every_argument_shape(portal, emulator_sessio
     tally("fuzz_cases", cases["n"], layer="mcp session + emulator", answered_ok=cases["valid"])
     assert cases["n"] >= SESSION_EXAMPLES * 0.9 and cases["valid"] > 0
     # After all that, the session still lists its tools.
-    assert len(portal.call(emulator_session.list_tools).tools) == len(ALL_TOOLS)
+    assert len(portal.call(emulator_session.list_tools).tools) == len(ALWAYS_ON_TOOLS)
 
 
 _LABEL_TERM = re.compile(r'\Alabel:[^\s"(){}:]+\Z')

@@ -20,7 +20,7 @@ from server.runtime.observability import Metrics
 from server.tests.support.emulator import emulator_settings
 from server.tests.support.reliability import GET, SEARCH, StdoutWatch, mcp_over_stdio, result_text, server_env, tally
 from server.tools import ToolContext
-from server.toolsets import ALL_TOOLS
+from server.toolsets import ALWAYS_ON_TOOLS
 
 pytestmark = pytest.mark.anyio
 LATENCY_MS = 200  # per round trip, like a distant Gmail
@@ -80,7 +80,7 @@ async def test_twenty_concurrent_calls_all_succeed_and_pings_stay_prompt(slow_em
     ]
     serial_s = (10 * 1 + 10 * 2) * LATENCY_MS / 1000  # a get is one round trip, a search two (list + batch)
     assert concurrent_s < serial_s / 3, f"20 calls took {concurrent_s:.2f} s; one at a time would take {serial_s} s"
-    assert slow_pending and max(pings) < 0.5 and list_s < 0.5 and len(listed.tools) == len(ALL_TOOLS)
+    assert slow_pending and max(pings) < 0.5 and list_s < 0.5 and len(listed.tools) == len(ALWAYS_ON_TOOLS)
     assert watch.bad_lines == []
     tally("load", 20, concurrent_s=round(concurrent_s, 2), max_ping_ms=round(max(pings) * 1000, 1))
 

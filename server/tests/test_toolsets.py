@@ -73,7 +73,7 @@ def test_an_enabled_toolset_without_its_scope_is_reported_with_the_consent_comma
 
 def test_unknown_group_names_are_refused_with_the_valid_ones():
     validate_enabled(frozenset({"tidy"}), TOOLSETS)
-    with pytest.raises(ValueError, match="valid: tidy"):
+    with pytest.raises(ValueError, match="valid: drafts, labels, send, tidy"):
         validate_enabled(frozenset({"drafs"}), TOOLSETS)
 
 

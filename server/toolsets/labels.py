@@ -168,4 +168,4 @@ LIST_LABELS = ToolSpec(
     render=render_labels,
 )
 
-LABELS = Toolset(name="labels", description="List labels and their counts.", tools=(LIST_LABELS,))
+LABELS = Toolset(name="label_list", description="List labels and their counts.", tools=(LIST_LABELS,))

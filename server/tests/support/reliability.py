@@ -41,6 +41,9 @@ CATEGORIES = frozenset(
         "quota_exceeded",
         "transient",
         "invalid_input",
+        "unknown_outcome",
+        "confirmation_invalid",
+        "send_limit_reached",
         "internal_error",
     }
 )

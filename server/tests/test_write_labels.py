@@ -1,0 +1,192 @@
+"""`gmail_modify_messages` through MCP sessions against the emulator: the changes show in later searches.
+
+Labels by name or id, archive, read/unread, star, trash and restore; one request per call (batchModify for many
+ids); creating a label only when asked; unknown ids named; retried like any idempotent call; dry run changes
+nothing; Gmail-only labels refused.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client import Client
+
+from server.tests.support.writes import WriteStack, write_stack
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "auto"]
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+async def search(client: Client, query: str) -> set[str]:
+    result = await client.call_tool("gmail_search_messages", {"query": query, "max_results": 50})
+    assert not result.is_error, result.content[0].text
+    return {m["id"] for m in result.structured_content["messages"]}
+
+
+def ids_of(stack: WriteStack, *subjects: str) -> list[str]:
+    return [next(m.id for m in stack.emulator.store.messages if m.subject == subject) for subject in subjects]
+
+
+def writes(stack: WriteStack) -> list[dict[str, Any]]:
+    return [e for e in stack.emulator.requests() if e["method"] == "POST" and "/messages/" in e["path"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_archive_read_star_and_labels_show_in_later_searches(tmp_path: Path, mode: str):
+    with write_stack(tmp_path) as stack:
+        report, invoice = ids_of(stack, "Quarterly report", "Invoice 42")
+        async with Client(stack.server(), mode=mode) as client:
+            assert {report, invoice} <= await search(client, "in:inbox")
+            result = await client.call_tool(
+                "gmail_modify_messages",
+                {"message_ids": [report, invoice], "archive": True, "mark_read": True, "add_labels": ["Work"]},
+            )
+            assert not result.is_error, result.content[0].text
+            data = result.structured_content
+            assert (
+                data["message_count"] == 2 and data["added"] == ["Work"] and set(data["removed"]) == {"INBOX", "UNREAD"}
+            )
+            assert not {report, invoice} & await search(client, "in:inbox")
+            assert {report, invoice} <= await search(client, "label:Work")
+            assert report not in await search(client, "is:unread")
+            starred = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "star": True})
+            assert "STARRED" in starred.structured_content["label_ids"]
+            assert report in await search(client, "is:starred")
+            back = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report], "remove_labels": ["work"], "mark_read": False}
+            )
+            assert set(back.structured_content["removed"]) == {"Work"} and back.structured_content["added"] == [
+                "UNREAD"
+            ]
+            assert report in await search(client, "is:unread") and report not in await search(client, "label:Work")
+        assert [e["path"].rsplit("/", 1)[-1] for e in writes(stack)] == ["batchModify", "modify", "modify"]
+
+
+async def test_trash_and_restore_show_in_searches_and_nothing_is_deleted(tmp_path: Path):
+    with write_stack(tmp_path) as stack:
+        report, invoice, launch = ids_of(stack, "Quarterly report", "Invoice 42", "Product launch")
+        async with Client(stack.server(), mode="auto") as client:
+            one = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": True})
+            assert one.structured_content["trashed"] == 1 and "TRASH" in one.structured_content["label_ids"]
+            many = await client.call_tool("gmail_modify_messages", {"message_ids": [invoice, launch], "trash": True})
+            assert many.structured_content["trashed"] == 2
+            assert not {report, invoice, launch} & await search(client, "in:inbox")
+            assert {report, invoice, launch} <= await search(client, "in:trash")
+            restored = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report, invoice], "trash": False}
+            )
+            assert restored.structured_content["restored"] == 2
+            assert {report, invoice} <= await search(client, "in:inbox") and launch in await search(client, "in:trash")
+        assert len(stack.emulator.store.by_id) == stack.emulator.info()["messages"]
+        assert not any(e["method"] == "DELETE" for e in stack.emulator.requests())
+        assert [e["path"].rsplit("/", 1)[-1] for e in writes(stack)] == ["trash", "batchModify", "batchModify"]
+
+
+async def test_labels_are_created_only_when_asked(tmp_path: Path):
+    with write_stack(tmp_path) as stack:
+        [report] = ids_of(stack, "Quarterly report")
+        async with Client(stack.server(), mode="auto") as client:
+            refused = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report], "add_labels": ["Follow up"]}
+            )
+            assert refused.is_error and "No label named 'Follow up'" in refused.content[0].text
+            assert "gmail_list_labels" in refused.content[0].text
+            typo = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "add_labels": ["Wrok"]})
+            assert "Did you mean 'Work'" in typo.content[0].text
+            made = await client.call_tool(
+                "gmail_modify_messages",
+                {"message_ids": [report], "add_labels": ["Follow up"], "create_missing_labels": True},
+            )
+            assert made.structured_content["created_labels"] == ["Follow up"]
+            assert report in await search(client, 'label:"Follow up"')
+            again = await client.call_tool(
+                "gmail_modify_messages",
+                {"message_ids": [report], "add_labels": ["follow UP"], "create_missing_labels": True},
+            )
+            assert again.structured_content["created_labels"] == []  # found by name: not created twice
+
+
+async def test_gmail_only_labels_and_contradictions_are_refused(tmp_path: Path):
+    with write_stack(tmp_path) as stack:
+        [report] = ids_of(stack, "Quarterly report")
+        async with Client(stack.server(), mode="auto") as client:
+            for arguments, expected in [
+                ({"add_labels": ["SENT"]}, "cannot be set"),
+                ({"add_labels": ["trash"]}, "cannot be set"),
+                ({"remove_labels": ["SPAM"]}, "cannot be set"),
+                ({"add_labels": ["STARRED"], "star": False}, "both added and removed"),
+                ({}, "nothing to change"),
+            ]:
+                result = await client.call_tool("gmail_modify_messages", {"message_ids": [report], **arguments})
+                assert result.is_error and expected in result.content[0].text, (arguments, result.content[0].text)
+        assert writes(stack) == []
+
+
+async def test_unknown_ids_are_named_and_nothing_changes(tmp_path: Path):
+    with write_stack(tmp_path) as stack:
+        [report] = ids_of(stack, "Quarterly report")
+        async with Client(stack.server(), mode="auto") as client:
+            result = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report, "abcdef0123456789"], "star": True}
+            )
+            assert result.meta["gmail-mcp/error"]["category"] == "not_found"
+            assert "abcdef0123456789" in result.content[0].text and report not in result.content[0].text
+            assert report not in await search(client, "is:starred")
+
+
+async def test_label_changes_are_retried_like_reads(tmp_path: Path):
+    with write_stack(tmp_path) as stack:
+        report, invoice = ids_of(stack, "Quarterly report", "Invoice 42")
+        stack.emulator.add_fault(path_regex=r"/batchModify$", status=503)
+        async with Client(stack.server(), mode="auto") as client:
+            result = await client.call_tool("gmail_modify_messages", {"message_ids": [report, invoice], "star": True})
+            assert not result.is_error, result.content[0].text
+            assert {report, invoice} <= await search(client, "is:starred")
+        assert [e["status"] for e in writes(stack)] == [503, 204]
+
+
+async def test_dry_run_resolves_but_changes_nothing(tmp_path: Path):
+    with write_stack(tmp_path, dry_run=True) as stack:
+        ids = ids_of(stack, "Quarterly report", "Invoice 42")
+        async with Client(stack.server(), mode="auto") as client:
+            result = await client.call_tool(
+                "gmail_modify_messages",
+                {
+                    "message_ids": ids,
+                    "archive": True,
+                    "trash": True,
+                    "add_labels": ["New one"],
+                    "create_missing_labels": True,
+                },
+            )
+            data = result.structured_content
+            assert data["dry_run"] and data["trashed"] == 2 and data["created_labels"] == ["New one"]
+            assert "Dry run" in result.content[0].text
+            assert set(ids) <= await search(client, "in:inbox")
+        assert writes(stack) == [] and not any(
+            e["path"].endswith("/labels") and e["method"] == "POST" for e in stack.emulator.requests()
+        )
+        audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert audit[-1]["outcome"] == "dry_run" and audit[-1]["ids"] == ids
+
+
+async def test_a_thousand_ids_go_in_one_batch_modify(tmp_path: Path):
+    with write_stack(tmp_path) as stack:
+        ids = [m.id for m in stack.emulator.store.messages]
+        padded = (ids * (1000 // len(ids) + 1))[:1000]  # repeats are sent once
+        async with Client(stack.server(), mode="auto") as client:
+            result = await client.call_tool("gmail_modify_messages", {"message_ids": padded, "mark_read": True})
+            assert result.structured_content["message_count"] == len(ids)
+            too_many = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [*padded, "abc"], "mark_read": True}
+            )
+            assert too_many.is_error and "1000" in too_many.content[0].text
+        assert len(writes(stack)) == 1

@@ -1,0 +1,101 @@
+"""What the draft and send tools share: argument types, the person's own addresses, raw drafts, audit records."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from server.content.compose.addresses import AddressError, Recipient, parse_recipients
+from server.errors import GmailError, InvalidInputError, NotFoundError, PermissionDeniedError
+from server.tools import ToolContext
+from server.toolsets.common import ToolOutput
+
+DRAFT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
+AddressText = Annotated[str, Field(min_length=1, max_length=2000)]
+AddressList = Annotated[list[AddressText], Field(max_length=100)]
+ADDRESS_FORM = '"Name <a@b.com>" or "a@b.com" each'
+
+FileName = Annotated[str, Field(min_length=1, max_length=500)]
+DRAFT_ID_FIELD = Field(
+    pattern=DRAFT_ID_PATTERN, description="The draft id (from gmail_create_draft or gmail_list_drafts)."
+)
+NOT_SENT = "Nothing is sent: the draft waits in Gmail's Drafts until gmail_send_draft and the person's confirmation."
+
+
+class DraftHeaders(ToolOutput):
+    to: list[str] = Field(default_factory=list)
+    cc: list[str] = Field(default_factory=list)
+    bcc: list[str] = Field(default_factory=list)
+    subject: str = ""
+
+
+def recipients(entries: Sequence[str] | None, field_name: str) -> list[Recipient]:
+    try:
+        return parse_recipients(entries or ())
+    except AddressError as error:
+        raise InvalidInputError(
+            f"{field_name}: {error}", hint='Give addresses as "name@example.com" or "Name <name@example.com>".'
+        ) from None
+
+
+def raw_bytes(resource: dict[str, Any], what: str) -> bytes:
+    """The RFC 5322 bytes of a `raw`-format message (or a draft's message)."""
+    raw = resource.get("raw")
+    if not isinstance(raw, str):
+        raise InvalidInputError(f"Gmail returned {what} without its content.")
+    try:
+        return base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
+    except (binascii.Error, ValueError):
+        raise InvalidInputError(f"Gmail returned {what} whose content cannot be decoded.") from None
+
+
+def fetch_draft(ctx: ToolContext, draft_id: str) -> tuple[dict[str, Any], bytes]:
+    """(the draft resource, its message's bytes); a missing draft is a not_found error that says so."""
+    try:
+        draft = ctx.gmail.get_draft(draft_id, fmt="raw")
+    except NotFoundError:
+        raise NotFoundError(
+            f"No draft with id {draft_id!r}: it was sent, deleted, or the id is wrong.",
+            hint="Take the id from gmail_list_drafts (or the answer of gmail_create_draft).",
+            status=404,
+        ) from None
+    message = draft.get("message") if isinstance(draft.get("message"), dict) else {}
+    return draft, raw_bytes(message, "the draft")
+
+
+def own_addresses(ctx: ToolContext) -> list[str]:
+    """The account's own addresses: every send-as alias, else (no settings access) the profile's address."""
+    try:
+        entries = ctx.gmail.list_send_as()
+        found = [str(entry["sendAsEmail"]) for entry in entries if entry.get("sendAsEmail")]
+    except PermissionDeniedError:
+        found = []
+    if not found:
+        address = ctx.gmail.get_profile().get("emailAddress")
+        found = [str(address)] if address else []
+    return found
+
+
+@contextmanager
+def audited(ctx: ToolContext, tool: str, action: str, **fields: Any) -> Iterator[dict[str, Any]]:
+    """Writes the audit line of one write when it ends: the outcome (done, dry run, or the error category).
+
+    The block may add fields (ids learnt from Gmail's answer) to the yielded dict.
+    """
+    extra: dict[str, Any] = {}
+    try:
+        yield extra
+    except GmailError as error:
+        ctx.safety.audit.record(
+            tool, action, outcome=error.code, account=ctx.account, dry_run=ctx.safety.dry_run, **{**fields, **extra}
+        )
+        raise
+    outcome = "dry_run" if ctx.safety.dry_run else "done"
+    ctx.safety.audit.record(
+        tool, action, outcome=outcome, account=ctx.account, dry_run=ctx.safety.dry_run, **{**fields, **extra}
+    )
