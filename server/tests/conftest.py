@@ -87,6 +87,33 @@ def live_gmail(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     return LiveGmail(settings, "gmail")
 
 
+# The suites that take most of the time: fuzzing, hostile (multi-megabyte, bomb) mail, and fault, load and transport
+# suites that start server subprocesses. `pytest` leaves them out so a developer's run stays quick; `pytest -m slow`
+# runs them, and the test command of the README (= .ci/run) runs both.
+SLOW_MODULES = frozenset(
+    {
+        "test_reliability_fuzz.py",
+        "test_write_fuzz.py",
+        "test_reliability_hostile.py",
+        "test_reliability_hostile_attachments.py",
+        "test_extract_hostile.py",
+        "test_reliability_stdin.py",
+        "test_reliability_faults.py",
+        "test_reliability_load.py",
+        "test_http_load.py",
+        "test_http_transport.py",
+        "test_http_writes.py",
+        "test_terminal_client.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     """Says why the live tests were skipped and how to fix it, without `-rs`."""
     reason = config.stash.get(LIVE_SKIP_REASON, None)
