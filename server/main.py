@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         setup_logging("INFO")
         log.error("invalid setting", extra={"detail": str(exc)})
         if args.check:  # the checklist's reader looks at stdout
-            print(f"[fail] invalid setting: {exc}")
+            sys.stdout.write(f"[fail] invalid setting: {exc}\n")
         return 2
     # --check prints a checklist for a person: its log lines would only interleave with it, unless asked for.
     setup_logging(settings.log_level if args.verbose or not args.check else "QUIET")

@@ -20,15 +20,13 @@ for tests of that fallback. Start ids above the current id answer an empty list.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import hmac
 import json
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import ApiError, invalid_argument
+from .page_tokens import PageTokens
 
 HISTORY_TYPES = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
 ENTRY_FIELDS = {
@@ -105,7 +103,7 @@ class HistoryLog:
         self.floor = floor  # the oldest startHistoryId still answered
         self.limit = limit
         self.records: tuple[HistoryRecord, ...] = ()
-        self._key = key or secrets.token_bytes(32)
+        self._tokens = PageTokens(key)
 
     def append(self, record: HistoryRecord) -> None:
         records = (*self.records, record)
@@ -125,7 +123,7 @@ class HistoryLog:
             raise ApiError(404, "notFound", "Requested entity was not found.")
         after = request.start_history_id
         if request.page_token:
-            after = max(after, self._read_token(request.page_token, _fingerprint(request)))
+            after = max(after, self._tokens.read(request.page_token, _fingerprint(request)))
         shown: list[dict[str, object]] = []
         last_id, more = after, False
         for record in self.records:
@@ -144,27 +142,9 @@ class HistoryLog:
         if shown:
             response["history"] = shown
         if more:
-            response["nextPageToken"] = self._mint_token(last_id, _fingerprint(request))
+            response["nextPageToken"] = self._tokens.mint(last_id, _fingerprint(request))
         response["historyId"] = str(current)
         return response
-
-    def _mint_token(self, after: int, fingerprint: str) -> str:
-        payload = json.dumps([after, fingerprint]).encode("ascii")
-        mac = hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
-        return base64.urlsafe_b64encode(mac + payload).decode("ascii").rstrip("=")
-
-    def _read_token(self, token: str, fingerprint: str) -> int:
-        try:
-            blob = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            mac, payload = blob[:16], blob[16:]
-            if not hmac.compare_digest(mac, hmac.new(self._key, payload, hashlib.sha256).digest()[:16]):
-                raise ValueError("bad mac")
-            after, bound_to = json.loads(payload)
-        except (ValueError, TypeError):
-            raise invalid_argument("Invalid pageToken") from None
-        if bound_to != fingerprint:
-            raise invalid_argument("Invalid pageToken: it belongs to a different request")
-        return int(after)
 
 
 def _fingerprint(request: HistoryRequest) -> str:

@@ -11,18 +11,16 @@ which catches the classic client bug of changing the query between pages.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import hashlib
-import hmac
 import json
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import invalid_argument
 from .mailbox_store import MailStore, StoredMessage
 from .mime import filename, header_text, is_attachment, message_text, snippet
+from .page_tokens import PageTokens
 from .search import QuerySyntaxError, SearchDoc, compile_query
 
 DEFAULT_PAGE_SIZE = 100
@@ -75,7 +73,7 @@ class MessageIndex:
 
     def __init__(self, store: MailStore, key: bytes | None = None) -> None:
         self.store = store
-        self._key = key or secrets.token_bytes(32)
+        self._tokens = PageTokens(key)
         self.snippets: dict[str, str] = {}
         docs = []
         for stored in store.messages:  # newest first, the order list answers in
@@ -119,33 +117,15 @@ class MessageIndex:
             if wanted <= doc.labels and (show_hidden or not doc.labels & _HIDDEN) and query.matches(doc)
         ]
         fingerprint = _fingerprint(request)
-        offset = self._read_token(request.page_token, fingerprint) if request.page_token else 0
+        offset = self._tokens.read(request.page_token, fingerprint, other="query") if request.page_token else 0
         page = hits[offset : offset + request.max_results]
         response: dict[str, object] = {}
         if page:
             response["messages"] = page
         if offset + request.max_results < len(hits):
-            response["nextPageToken"] = self._mint_token(offset + request.max_results, fingerprint)
+            response["nextPageToken"] = self._tokens.mint(offset + request.max_results, fingerprint)
         response["resultSizeEstimate"] = len(hits)
         return response
-
-    def _mint_token(self, offset: int, fingerprint: str) -> str:
-        payload = json.dumps([offset, fingerprint]).encode("ascii")
-        mac = hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
-        return base64.urlsafe_b64encode(mac + payload).decode("ascii").rstrip("=")
-
-    def _read_token(self, token: str, fingerprint: str) -> int:
-        try:
-            blob = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            mac, payload = blob[:16], blob[16:]
-            if not hmac.compare_digest(mac, hmac.new(self._key, payload, hashlib.sha256).digest()[:16]):
-                raise ValueError("bad mac")
-            offset, bound_to = json.loads(payload)
-        except (ValueError, TypeError):
-            raise invalid_argument("Invalid pageToken") from None
-        if bound_to != fingerprint:
-            raise invalid_argument("Invalid pageToken: it belongs to a different query")
-        return int(offset)
 
 
 def _fingerprint(request: ListRequest) -> str:
