@@ -104,6 +104,8 @@ SLOW_MODULES = frozenset(
         "test_http_transport.py",
         "test_http_writes.py",
         "test_terminal_client.py",
+        "test_e2e_writes.py",
+        "test_e2e_reading.py",
     }
 )
 
