@@ -106,13 +106,24 @@ SLOW_MODULES = frozenset(
         "test_terminal_client.py",
         "test_e2e_writes.py",
         "test_e2e_reading.py",
+        "test_e2e_stdio.py",
+    }
+)
+# Multi-megabyte cases of otherwise quick files.
+SLOW_TESTS = frozenset(
+    {
+        "test_message_parser.py::test_five_megabyte_bodies_complete",
+        "test_message_parser.py::test_many_undecodable_parts_complete",
+        "test_html_text.py::test_five_megabyte_newsletter_completes",
+        "test_repeats.py::test_memory_stays_bounded_over_a_thread_of_huge_bodies",
+        "test_get_thread.py::test_a_100_message_thread_stays_under_the_bound_and_pages_with_message_range",
     }
 )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name in SLOW_MODULES:
+        if item.path.name in SLOW_MODULES or f"{item.path.name}::{item.originalname}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 
