@@ -132,7 +132,7 @@ class GmailClient(WriteEndpoints):
         return self._batch_get(
             "messages.get(metadata)",
             message_ids,
-            lambda session, message_id: session.messages.get(id=message_id, **params),
+            MakePart(("messages.get", repr(params)), lambda session, key: session.messages.get(id=key, **params)),
             units=UNITS_GET,
             alongside=alongside,
         )
@@ -163,7 +163,7 @@ class GmailClient(WriteEndpoints):
         return self._batch_get(
             "labels.get",
             label_ids,
-            lambda session, label_id: session.labels.get(userId="me", id=label_id),
+            MakePart("labels.get", lambda session, label_id: session.labels.get(userId="me", id=label_id)),
             units=UNITS_LABEL,
             adaptive=False,  # a label count is a cheap read: one batch of up to 50, as Gmail advises
         )
@@ -274,7 +274,7 @@ class GmailClient(WriteEndpoints):
         alongside: ListAlongside | None = None,
         adaptive: bool = True,
     ) -> dict[str, dict[str, Any] | GmailError]:
-        """One GET per id (`make_part(session, id)`) in batch requests of the adaptive size, under the one retry
+        """One GET per id (`make_part.build(session, id)`) in batch requests of the adaptive size, under the one retry
         loop: parts that failed retryably go again together; what still fails stays in the results as its error."""
         results: dict[str, dict[str, Any] | GmailError] = {}
         pending, attempts = list(dict.fromkeys(ids)), 0
@@ -348,7 +348,7 @@ class GmailClient(WriteEndpoints):
         retry_count: int,
         extra: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
-        from server.gmail.batch import LeanBatchHttpRequest, is_compatible, requests_per_id
+        from server.gmail.batch import LeanBatchHttpRequest, is_compatible
 
         outcome: dict[str, dict[str, Any] | GmailError] = {}
         name = batch_name(endpoint)
@@ -366,8 +366,8 @@ class GmailClient(WriteEndpoints):
             from googleapiclient.http import BatchHttpRequest
 
             batch = BatchHttpRequest(callback=collect, batch_uri=batch_uri)
-        # The discovery machinery runs once for all parts (batch.requests_per_id): it is a search's largest CPU cost.
-        requests = requests_per_id(lambda key: make_part(session, key), ids)
+        # The discovery machinery runs once per session and part shape, not per part (batch.requests_per_id).
+        requests = session.requests_for(make_part.shape, lambda key: make_part.build(session, key), ids)
         for key, request in zip(ids, requests, strict=True):
             batch.add(request, request_id=key)
         if extra is not None:

@@ -5,7 +5,7 @@ Pure data and functions (no I/O): `gmail_client.py` sends the batches.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,14 @@ class ListAlongside:
 ALONGSIDE_ID = "list-alongside"  # not a message id: those are hex digits
 
 
-MakePart = Callable[[Session, str], Any]
+@dataclass(frozen=True)
+class MakePart:
+    """How to build a batch's part for an id on a session. Parts of one `shape` (a hashable naming the endpoint
+    and every parameter but the id) differ only in the id, so a session builds one template per shape and copies
+    it for each id (`Session.requests_for`): the discovery machinery costs more CPU than sending the part."""
+
+    shape: Hashable
+    build: Callable[[Session, str], Any]
 
 
 def batch_name(endpoint: str) -> str:

@@ -96,8 +96,10 @@ class SummaryCache:
             return found[0]
 
     def put(self, message_id: str, profile: str, resource: dict[str, Any]) -> None:
+        if self.max_entries <= 0:  # turned off: not even the size is worth measuring
+            return
         size = len(json.dumps(resource, ensure_ascii=False))
-        if self.max_entries <= 0 or size > self.max_bytes:
+        if size > self.max_bytes:
             return
         with self._lock:
             old = self._entries.pop((message_id, profile), None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Protocol
@@ -28,6 +28,7 @@ from server.auth import single_attempt_request
 # more exist only while that many calls run at once.
 IDLE_SESSIONS = 40
 _BUILD_LOCK = threading.Lock()
+MAX_PART_TEMPLATES = 16  # shapes are few (metadata headers of a search, a thread, label counts)
 
 
 class CredentialSource(Protocol):
@@ -44,6 +45,9 @@ def gmail_discovery() -> dict[str, Any]:
 def default_http(timeout_s: float) -> Any:
     import httplib2
 
+    from server.gmail.lean_http import install
+
+    install()  # two per-request costs of the HTTP stack removed (lean_http.py)
     return httplib2.Http(timeout=timeout_s)
 
 
@@ -54,7 +58,9 @@ def prepare_stack() -> None:
     from google.oauth2 import credentials  # noqa: F401
 
     from server.gmail.batch import is_compatible
+    from server.gmail.lean_http import install
 
+    install()
     gmail_discovery()
     is_compatible()
 
@@ -78,6 +84,7 @@ class Session:
         self.messages = self.users.messages()
         self.history = self.users.history()
         self._resources: dict[str, Any] = {}
+        self._part_templates: dict[Hashable, Any] = {}  # see requests_for
         self.broken = False  # set after a network failure: the connection is not handed out again
 
     @property
@@ -91,6 +98,18 @@ class Session:
     @property
     def attachments(self) -> Any:
         return self._resource("attachments", lambda: self.messages.attachments())
+
+    def requests_for(self, shape: Hashable, build: Callable[[str], Any], ids: Sequence[str]) -> list[Any]:
+        """`build(id)` for each id, from one template per part shape kept for the session's life (a search sends
+        the same shape of batch every time: building its template costs ~0.13 ms of discovery machinery)."""
+        from server.gmail.batch import TEMPLATE_ID, requests_per_id
+
+        template = self._part_templates.get(shape)
+        if template is None:
+            template = build(TEMPLATE_ID)
+            if len(self._part_templates) < MAX_PART_TEMPLATES:
+                self._part_templates[shape] = template
+        return requests_per_id(build, ids, template=template)
 
     def _resource(self, name: str, build: Callable[[], Any]) -> Any:
         # Built on first use: a session that only searches never pays for the others.

@@ -86,6 +86,7 @@ class ToolCatalog:
         self.source = source
         self.toolsets = toolsets
         self.enabled = enabled
+        self._offered: dict[frozenset[str] | None, dict[str, ToolSpec]] = {}  # by the scopes held: few, fixed
 
     def reachable(self, allowed: frozenset[str] | None = None) -> list[str]:
         """The configured accounts a caller may use (all of them unless its credential names some), default first."""
@@ -94,7 +95,11 @@ class ToolCatalog:
 
     def offered(self, accounts: list[str] | None = None) -> dict[str, ToolSpec]:
         """The tools listed to a caller: a tool is offered when any account it reaches holds the tool's scopes."""
-        return offered_tools(self.toolsets, enabled=self.enabled, granted=self._held(accounts))
+        held = self._held(accounts)
+        tools = self._offered.get(held)
+        if tools is None:
+            tools = self._offered[held] = offered_tools(self.toolsets, enabled=self.enabled, granted=held)
+        return tools
 
     def _held(self, accounts: list[str] | None) -> frozenset[str] | None:
         """The scopes any of `accounts` (default: the default account) holds; None when no token says."""

@@ -10,6 +10,7 @@ more is written. The clock is injected so tests drive the windows without waitin
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import threading
@@ -48,6 +49,7 @@ class AlertMonitor:
         self._lock = threading.Lock()
         self._rate_limited: deque[float] = deque()
         self._searches: deque[tuple[float, float]] = deque()
+        self._latencies: list[float] = []  # the window's latencies, kept sorted: a p95 per search without a sort
         self.rate_limit = _Condition("rate_limited", log)
         self.slow_search = _Condition("search_p95", log)
 
@@ -67,9 +69,10 @@ class AlertMonitor:
         with self._lock:
             now = self._clock()
             self._searches.append((now, latency_ms))
+            bisect.insort(self._latencies, latency_ms)
             self._prune(now)
             self._update_rate_limit_clear()
-            latencies = sorted(ms for _, ms in self._searches)
+            latencies = self._latencies
             if len(latencies) < SEARCH_MIN_SAMPLES:
                 return
             p95 = latencies[max(0, math.ceil(0.95 * len(latencies)) - 1)]
@@ -88,4 +91,5 @@ class AlertMonitor:
         while self._rate_limited and now - self._rate_limited[0] > WINDOW_S:
             self._rate_limited.popleft()
         while self._searches and now - self._searches[0][0] > WINDOW_S:
-            self._searches.popleft()
+            _, latency_ms = self._searches.popleft()
+            del self._latencies[bisect.bisect_left(self._latencies, latency_ms)]

@@ -16,7 +16,6 @@ SNIPPET_CHARS = 120  # Gmail sends ~200; 120 tell what a message is about (gmail
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u2060-\u2064\ufeff\u3164\uffa0]")
 # ZWNJ / ZWJ are real characters between letters (Persian, Indic scripts, emoji sequences), padding elsewhere.
 _JOINERS = re.compile("[\u200c\u200d]+")
-_SPACE = re.compile(r"\s+")  # str patterns: also NBSP, figure space (U+2007), ideographic space
 
 
 def _joiner(match: re.Match[str]) -> str:
@@ -45,7 +44,7 @@ def clean_snippet(text: str | None, max_chars: int = SNIPPET_CHARS) -> str | Non
     text = _INVISIBLE.sub("", text)
     if "\u200c" in text or "\u200d" in text:
         text = _JOINERS.sub(_joiner, text)
-    text = _SPACE.sub(" ", text).strip()
+    text = " ".join(text.split())  # str.split's whitespace is exactly `\s` (also NBSP, U+2007, U+3000)
     if len(text) > max_chars:
         cut = text[:max_chars]
         word_end = cut.rfind(" ")

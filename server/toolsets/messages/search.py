@@ -23,7 +23,9 @@ from pydantic import (
     model_validator,
 )
 
-from server.content.message import header_value, parse_addresses, to_iso_date
+from server.content.message import parse_addresses, to_iso_date
+from server.content.mime.part import first_headers
+from server.content.text.charsets import decode_header_value
 from server.content.text.snippets import clean_snippet
 from server.gmail.cache import SUMMARY_FIELDS, SUMMARY_HEADERS
 from server.gmail.query import compose_query
@@ -190,9 +192,10 @@ def collect_message_refs(
 def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchResultItem:
     """A search result line from a metadata-format message resource."""
     headers = (resource.get("payload") or {}).get("headers") or []
-    senders = parse_addresses(bounded(header_value(headers, "From")) or "")  # the first sender is in the head
+    first = first_headers(headers)  # read once: each lookup by name would walk the list again
+    senders = parse_addresses(bounded(_decoded(first, "from")) or "")  # the first sender is in the head
     sender = senders[0] if senders else None
-    subject = bounded(header_value(headers, "Subject"), MAX_ITEM_FIELD_CHARS)
+    subject = bounded(_decoded(first, "subject"), MAX_ITEM_FIELD_CHARS)
     # Gmail escapes entities in snippets; newsletters pad them with invisible characters.
     snippet = clean_snippet(html.unescape(str(resource.get("snippet") or "")))
     return SearchResultItem(
@@ -201,10 +204,15 @@ def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchR
         from_email=bounded(sender.email, MAX_ITEM_FIELD_CHARS) if sender else None,
         from_name=bounded(sender.name or None, MAX_ITEM_FIELD_CHARS) if sender else None,
         subject=subject,
-        date=to_iso_date(header_value(headers, "Date"), resource.get("internalDate")),
+        date=to_iso_date(_decoded(first, "date"), resource.get("internalDate")),
         snippet=snippet,
         warnings=header_warnings(headers if isinstance(headers, list) else [], sender, subject, snippet or "") or None,
     )
+
+
+def _decoded(first: dict[str, str], name: str) -> str | None:
+    value = first.get(name)
+    return decode_header_value(value) if value is not None else None
 
 
 def search_messages(ctx: ToolContext, args: SearchMessagesInput) -> SearchMessagesResult:

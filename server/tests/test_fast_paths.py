@@ -1,0 +1,246 @@
+"""Every shortcut a search takes for speed gives exactly what the general path gives.
+
+A search's CPU is spent on ten results' headers (addresses, dates, domains named in a snippet) and on the two
+HTTP answers; each of those got a fast path for the common case (bench/search_bench.py measures the effect).
+Here each fast path is compared with the general code it stands in for, on the common case and on generated
+input built to sit near its edges.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import http.client
+import io
+from email.utils import parsedate_tz
+
+import pytest
+from googleapiclient.http import BatchHttpRequest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from server.content.message import _common_date, _scan_addresses, _split_addresses, parse_addresses
+from server.content.security import domains
+from server.content.text.snippets import clean_snippet
+from server.gmail import lean_http
+from server.tests.support.emulator import gmail_service
+
+# -- response headers ---------------------------------------------------------------------------------------------
+
+
+def _stdlib_parse(block: bytes) -> http.client.HTTPMessage:
+    """What http.client does without the patch: the whole-message parser over the header block."""
+    lines = http.client._read_headers(io.BytesIO(block))  # type: ignore[attr-defined]
+    return email.parser.Parser(_class=http.client.HTTPMessage).parsestr(b"".join(lines).decode("iso-8859-1"))
+
+
+_NAME = st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyz-ABCXYZ0123456789"), min_size=1, max_size=20)
+_VALUE = st.text(st.characters(min_codepoint=32, max_codepoint=255, blacklist_characters="\r\n"), max_size=60)
+
+
+@given(
+    headers=st.lists(st.tuples(_NAME, _VALUE), max_size=12),
+    content_type=st.sampled_from(
+        [
+            "multipart/mixed; boundary=batch_abc123",
+            'multipart/mixed; boundary="===============1234=="',
+            "multipart/mixed",  # no boundary at all
+            "application/json; charset=UTF-8",
+            "text/html",
+            None,
+        ]
+    ),
+    folded=st.booleans(),
+)
+@example(headers=[("Vary", "Origin"), ("Vary", "X-Origin")], content_type="multipart/mixed; boundary=b", folded=True)
+def test_headers_only_parsing_gives_the_stdlibs_headers(headers, content_type, folded):
+    lines = [f"{name}: {value}\r\n" for name, value in headers]
+    if content_type is not None:
+        lines.insert(len(lines) // 2, f"Content-Type: {content_type}\r\n")
+    if folded and lines:
+        lines[0] = lines[0].rstrip("\r\n") + "\r\n\tcontinued\r\n"
+    block = ("".join(lines) + "\r\n").encode("latin-1")
+    lean = lean_http.parse_headers(io.BytesIO(block))
+    stdlib = _stdlib_parse(block)
+    assert type(lean) is type(stdlib)
+    assert lean.items() == stdlib.items()
+    assert lean.get_content_type() == stdlib.get_content_type()
+    assert lean.get_boundary() == stdlib.get_boundary()
+
+
+def test_install_puts_both_replacements_in_place_once():
+    import httplib2
+
+    assert lean_http.install() is True
+    assert http.client.parse_headers is lean_http.parse_headers
+    assert httplib2.iri2uri is lean_http.iri2uri
+    assert lean_http.install() is True  # idempotent: the original iri2uri stays the one it falls back to
+    assert lean_http._original_iri2uri.__module__ == "httplib2.iri2uri"
+
+
+# -- request URIs --------------------------------------------------------------------------------------------------
+
+_URIISH = st.lists(
+    st.sampled_from(
+        [
+            "http://",
+            "https://",
+            "HOST",
+            "127.0.0.1",
+            ":8080",
+            "/",
+            "?",
+            "#",
+            "&",
+            "=",
+            "%20",
+            "a",
+            "-",
+            "..",
+            " ",
+            "@",
+            "[::1]",
+            "é",
+            "中",
+            "bücher.de",
+        ]
+    ),
+    max_size=15,
+).map("".join)
+
+
+@given(uri=_URIISH)
+@example(uri="http://127.0.0.1:40743/gmail/v1/users/me/messages?q=in%3Ainbox&maxResults=10&alt=json")
+@example(uri="https://gmail.googleapis.com/batch/gmail/v1")
+def test_iri2uri_without_the_character_loop_equals_httplib2s(uri):
+    from httplib2.iri2uri import iri2uri as original
+
+    lean_http.install()
+    try:
+        expected: object = original(uri)
+    except Exception as exc:  # the same input must fail the same way
+        expected = type(exc)
+    try:
+        got: object = lean_http.iri2uri(uri)
+    except Exception as exc:
+        got = type(exc)
+    assert got == expected
+
+
+def test_real_answers_are_read_through_the_lean_parser(emulator, tmp_path):
+    lean_http.install()
+    gmail = gmail_service(emulator, emulator.write_token(tmp_path / "token.json"))
+    page = gmail.users().messages().list(userId="me", maxResults=2).execute()
+    answers: dict[str, object] = {}
+    batch = BatchHttpRequest(
+        callback=lambda key, response, _error: answers.update({key: response}),
+        batch_uri=f"{emulator.url}/batch/gmail/v1",
+    )
+    for ref in page["messages"]:
+        batch.add(gmail.users().messages().get(userId="me", id=ref["id"], format="minimal"), request_id=ref["id"])
+    batch.execute()  # a multipart/mixed answer: its boundary is where the stdlib parser compiled a pattern
+    assert {key: answer["id"] for key, answer in answers.items()} == {ref["id"]: ref["id"] for ref in page["messages"]}
+
+
+# -- domains a text names ------------------------------------------------------------------------------------------
+
+
+def _named_domains_by_scanning(text: str, limit: int = domains.MAX_NAMED) -> list[str]:
+    """The general path: every pattern over the whole text."""
+    found: dict[str, None] = {}
+    if "." not in text:
+        return []
+    for pattern in (domains._URL_HOST, domains._EMAIL, domains._DOMAIN):
+        for match in pattern.finditer(text):
+            host = match.group(1).rstrip(".").lower()
+            tld = host.rsplit(".", 1)[-1]
+            if pattern is domains._DOMAIN and tld not in domains.TLDS and not tld.startswith("xn--"):
+                continue
+            if "." in host:
+                found.setdefault(domains.normalize_host(host), None)
+                if len(found) >= limit:
+                    return list(found)
+    return list(found)
+
+
+_DOMAINISH = st.lists(
+    st.sampled_from([*list("abcpyl.-@:/_ 0"), "com", "co.uk", "https://", "\xa0", "\t", "а", "xn--", "\u3000"]),
+    max_size=40,
+).map("".join)
+
+
+@given(text=_DOMAINISH, limit=st.integers(1, 5))
+@example(text="Sign in at paypal.com or https://login.paypa1.com/x and mail help@secure-pay.co.uk.", limit=20)
+@example(text="node.js e.g. a@b.c paypal.com.", limit=20)
+def test_named_domains_word_by_word_equals_scanning_the_whole_text(text, limit):
+    assert domains.named_domains(text, limit) == _named_domains_by_scanning(text, limit)
+
+
+# -- address lists -------------------------------------------------------------------------------------------------
+
+_ADDRESSISH = st.lists(st.sampled_from([*list('ab @.<>()",;:\\ \t'), "=?utf-8?q?x?=", "é"]), max_size=30).map("".join)
+
+
+@given(value=_ADDRESSISH)
+@example(value="Sam Rivera <example@gmail.com>")
+@example(value="  ")
+def test_splitting_without_separators_equals_the_scan(value):
+    assert _split_addresses(value) == _scan_addresses(value)
+
+
+def test_the_usual_from_header_parses_as_before():
+    (sender,) = parse_addresses("Sam Rivera <example@gmail.com>")
+    assert (sender.name, sender.email) == ("Sam Rivera", "example@gmail.com")
+    (quoted,) = parse_addresses('"Rivera, Sam" <sam@example.com>')
+    assert (quoted.name, quoted.email) == ("Rivera, Sam", "sam@example.com")
+
+
+# -- dates ---------------------------------------------------------------------------------------------------------
+
+_DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+_MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec", "Foo"]
+
+
+@given(
+    day_name=st.sampled_from([*_DAYS, "", "mon"]),
+    day=st.integers(0, 39),
+    month=st.sampled_from([*_MONTH_NAMES, "jan", "DEC"]),
+    year=st.integers(0, 9999),
+    clock=st.tuples(st.integers(0, 99), st.integers(0, 99), st.integers(0, 99)),
+    sign=st.sampled_from("+-"),
+    zone=st.integers(0, 9999),
+)
+def test_the_common_date_form_reads_as_parsedate_tz_reads_it(day_name, day, month, year, clock, sign, zone):
+    prefix = f"{day_name}, " if day_name else ""
+    value = f"{prefix}{day} {month} {year:04d} {clock[0]:02d}:{clock[1]:02d}:{clock[2]:02d} {sign}{zone:04d}"
+    fast = _common_date(value)
+    if fast is not None:  # the fast path either declines (parsedate_tz decides) or agrees exactly
+        assert fast == parsedate_tz(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["Sun, 22 Nov 2026 23:59:31 -0800", "1 Jan 2024 00:00:00 +0000", "Tue, 3 Mar 2020 01:02:03 -0000"],
+)
+def test_what_mailers_write_takes_the_fast_path(value):
+    assert _common_date(value) is not None
+    assert _common_date(value) == parsedate_tz(value)
+
+
+@pytest.mark.parametrize(
+    "value", ["Sun, 22 Nov 26 23:59:31 -0800", "Sun, 22 Nov 2026 23:59 -0800", "22 Nov 2026 23:59:31 PST", "x"]
+)
+def test_other_forms_are_left_to_parsedate_tz(value):
+    assert _common_date(value) is None
+
+
+# -- snippets ------------------------------------------------------------------------------------------------------
+
+
+@given(st.text(st.sampled_from(list("ab \t\n\u00a0\u2007\u3000\u200b\u200c\x1c\x85")), max_size=30))
+def test_snippet_whitespace_collapses_as_the_regex_did(text):
+    import re
+
+    cleaned = clean_snippet(text, max_chars=1000)
+    reference = re.sub(r"\s+", " ", re.sub("[\u200b]", "", text)).strip()
+    if "\u200c" not in text:
+        assert cleaned == (reference or None)
