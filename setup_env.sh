@@ -81,6 +81,9 @@ if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then
   OUT="$("${PIP[@]}" --no-deps -e . 2>&1)" || { printf '%s\n' "$OUT" >&2; die "pip could not install this project into .venv (see above)."; }
   echo "$WANT" >"$STAMP"
 fi
+# Bytecode for the server's modules, written now so no start compiles them: Python writes none itself where
+# PYTHONDONTWRITEBYTECODE is set (or the checkout is read-only), and compiling them costs a cold start a fifth more.
+"$VENV_PY" -m compileall -q -x '[/\\]tests[/\\]' server >/dev/null 2>&1 || true
 
 if [ "$QUIET" = 0 ]; then
   case "$(uname -s)" in

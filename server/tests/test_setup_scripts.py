@@ -95,6 +95,19 @@ def test_fresh_setup_installs_requirements_then_the_project_editable(checkout: P
 
 
 @needs_bash
+def test_setup_writes_the_servers_bytecode_even_where_python_writes_none(checkout: Path) -> None:
+    (checkout / "server" / "tests").mkdir(parents=True)
+    (checkout / "server" / "main.py").write_text("VALUE = 1\n")
+    (checkout / "server" / "tests" / "test_x.py").write_text("VALUE = 2\n")
+    for run in range(2):  # every run, not only the one that installs: a pull brings new sources
+        result = run_setup(checkout, PYTHONDONTWRITEBYTECODE="1")
+        assert result.returncode == 0, result.stderr
+        assert list((checkout / "server" / "__pycache__").glob("main.*.pyc")), run
+        (checkout / "server" / "main.py").write_text(f"VALUE = {run + 3}\n")
+    assert not (checkout / "server" / "tests" / "__pycache__").exists()  # the tests are not the server
+
+
+@needs_bash
 def test_next_step_names_this_checkouts_interpreter_and_auth_cli(checkout: Path) -> None:
     out = run_setup(checkout).stdout
     assert f'"command": "{checkout}/.venv/bin/python"' in out
@@ -293,6 +306,11 @@ def test_bat_checks_ssl_as_a_desktop_client_would_start_it() -> None:
     assert any('"%VPY%" -c "import ssl"' in line for line in ssl)
     failed = " ".join(_bat_label("ssl_failed"))
     assert "conda" in failed and "python.org" in failed and 'set "PYTHON=' in failed and "$env:PYTHON=" in failed
+
+
+def test_bat_writes_the_servers_bytecode_on_every_run() -> None:
+    ready = _bat_label("ready")
+    assert '"%VPY%" -m compileall -q -x "[/\\\\]tests[/\\\\]" server >nul 2>&1' in ready
 
 
 def test_bat_installs_requirements_then_project_editable_behind_a_stamp() -> None:
