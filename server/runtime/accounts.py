@@ -112,6 +112,16 @@ class Account:
             self.remember_address(email)
             return email
 
+    def warm_up_gmail(self) -> dict[str, Any]:
+        """`GmailClient.warm_up` (its profile carries the address): while the address is unknown it holds the
+        lookup lock, so a first call's `mailbox()` waits for this profile instead of asking for a second one."""
+        if self.tokens.account_email or self._email:
+            return self.gmail.warm_up()
+        with self._lookup_lock:
+            profile = self.gmail.warm_up()
+            self.remember_address(str(profile.get("emailAddress") or "") or None)
+            return profile
+
     def remember_address(self, email: str | None) -> None:
         """Keeps the account's address for this run and records it in the token file for the next start."""
         if not email or self._email:
@@ -226,15 +236,12 @@ class AccountRegistry:
                     continue
                 started = time.perf_counter()
                 try:
-                    profile = account.gmail.warm_up()
+                    account.warm_up_gmail()  # the address comes with the profile: a first call need not ask
                 except GmailError as error:
                     log.info("warm-up stopped", extra={"account": account.name, "category": error.code})
                 except Exception:
                     log.warning("warm-up failed", extra={"account": account.name}, exc_info=True)
                 else:
-                    # The address comes with the profile: the first call need not ask for it again.
-                    if not account.tokens.account_email:
-                        account.remember_address(str(profile.get("emailAddress") or "") or None)
                     elapsed = round((time.perf_counter() - started) * 1000, 1)
                     log.info("gmail session ready", extra={"account": account.name, "latency_ms": elapsed})
         finally:
