@@ -78,7 +78,10 @@ def test_unknown_group_names_are_refused_with_the_valid_ones():
 
 
 def _registry(emulator, tmp_path, granted: list[str]) -> AccountRegistry:
-    token = emulator.write_token(tmp_path / "token.json")
+    # A token file of its own: an earlier server's warm-up may still be recording the address in its file.
+    folder = tmp_path / f"registry-{len(list(tmp_path.glob('registry-*')))}"
+    folder.mkdir()
+    token = emulator.write_token(folder / "token.json")
     info = json.loads(token.read_text())
     token.write_text(json.dumps({**info, "scopes": granted}))
     settings = load_settings(env={}, dotenv=False).with_overrides(
