@@ -66,10 +66,9 @@ def open_accounts(settings: Settings, metrics_for: Callable[[str], Metrics] = la
 
 def serve(settings: Settings) -> int:
     import anyio
-    from mcp.server.stdio import stdio_server
 
     from server.protocol.dispatch import build_server
-    from server.protocol.stdio_guard import answer_malformed_lines
+    from server.protocol.stdio_pipes import stdio_channel
     from server.toolsets import ALL_TOOLSETS
     from server.toolsets.common import DisplayZone
 
@@ -85,10 +84,7 @@ def serve(settings: Settings) -> int:
         async with anyio.create_task_group() as tasks:
             if os.name == "posix":
                 tasks.start_soon(_cancel_on_sigterm, tasks.cancel_scope, lambda: _force_exit(accounts))
-            async with (
-                stdio_server() as (read_stream, write_stream),
-                answer_malformed_lines(read_stream, write_stream) as messages,
-            ):
+            async with stdio_channel() as (messages, write_stream):
                 await server.run(messages, write_stream, server.create_initialization_options())
             tasks.cancel_scope.cancel()  # the client closed stdin: stop watching for signals too
 
