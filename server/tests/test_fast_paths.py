@@ -8,6 +8,7 @@ input built to sit near its edges.
 
 from __future__ import annotations
 
+import dataclasses
 import email.parser
 import http.client
 import io
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from server.content.message import _common_date, _scan_addresses, _split_addresses, parse_addresses
 from server.content.security import domains
+from server.content.security.authentication import parse_authentication_results
 from server.content.text.snippets import clean_snippet
 from server.gmail import lean_http
 from server.tests.support.emulator import gmail_service
@@ -163,7 +165,7 @@ def _named_domains_by_scanning(text: str, limit: int = domains.MAX_NAMED) -> lis
 
 
 _DOMAINISH = st.lists(
-    st.sampled_from([*list("abcpyl.-@:/_ 0"), "com", "co.uk", "https://", "\xa0", "\t", "а", "xn--", "\u3000"]),
+    st.sampled_from([*list("abcpyl.-@:/_ 0"), "com", "co.uk", "https://", "\xa0", "\t", "а", "xn--", "\u3000", "..."]),
     max_size=40,
 ).map("".join)
 
@@ -171,6 +173,7 @@ _DOMAINISH = st.lists(
 @given(text=_DOMAINISH, limit=st.integers(1, 5))
 @example(text="Sign in at paypal.com or https://login.paypa1.com/x and mail help@secure-pay.co.uk.", limit=20)
 @example(text="node.js e.g. a@b.c paypal.com.", limit=20)
+@example(text="Thanks, see you today. Or later... https://a. https://a.b. a@b. a@b.co. x.y.. ...", limit=20)
 def test_named_domains_word_by_word_equals_scanning_the_whole_text(text, limit):
     assert domains.named_domains(text, limit) == _named_domains_by_scanning(text, limit)
 
@@ -244,3 +247,48 @@ def test_snippet_whitespace_collapses_as_the_regex_did(text):
     reference = re.sub(r"\s+", " ", re.sub("[\u200b]", "", text)).strip()
     if "\u200c" not in text:
         assert cleaned == (reference or None)
+
+
+# -- Authentication-Results ----------------------------------------------------------------------------------------
+
+_RESULTSISH = st.lists(
+    st.sampled_from(
+        [
+            "mx.google.com",
+            "MX.Google.com",
+            "other.example",
+            ";",
+            " ",
+            "\n\t",
+            "spf",
+            "dkim",
+            "dmarc",
+            "/1",
+            "=",
+            "pass",
+            "fail",
+            "hardfail",
+            "softfail",
+            "(",
+            ")",
+            "smtp.mailfrom",
+            "header.from",
+            "header.d",
+            "header.i",
+            "@",
+            "a.example",
+        ]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@given(value=_RESULTSISH)
+@example(value="mx.google.com; dkim=pass header.i=@gmail.com header.b=Hj; spf=pass (x; y) smtp.mailfrom=a@gmail.com")
+@example(value="mx.google.com; spf=hardfail; dkim=fail header.d=a.example; dkim=pass header.i=@b.example; dmarc=fail")
+@example(value="mx.google.com (Gmail; spf=fail) ; spf=pass ; dkim=pass")
+def test_verdicts_without_domains_are_the_full_parses(value):
+    full = parse_authentication_results(value)
+    verdicts_only = parse_authentication_results(value, domains=False)
+    assert verdicts_only == dataclasses.replace(full, spf_domain=None, dkim_domains=(), dmarc_domain=None)
+    assert verdicts_only.failed is full.failed

@@ -70,7 +70,7 @@ def header_warnings(headers: list[dict], sender: Address | None, subject: str | 
     """Warning codes a search result can carry at no extra cost: from the headers it fetched anyway
     (From, Reply-To, Authentication-Results without Received: the topmost one is trusted) and its snippet."""
     codes = []
-    if trusted_authentication(headers).failed:
+    if trusted_authentication(headers, domains=False).failed:  # the domains are for the detail, not shown here
         codes.append("auth_failed")
     if sender is not None:
         reply_to = parse_addresses(_first(headers, "reply-to") or "")

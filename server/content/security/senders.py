@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from server.content.security.confusables import imitates, script_trick
 from server.content.security.domains import (
@@ -84,26 +85,43 @@ def lookalike_domain(address: str, display_name: str | None, named_hosts: Iterab
     if host is None:
         return None
     own = registrable_domain(host)
-    own_label = unicode_label(brand_label(own))
-    shown = ".".join(unicode_label(label) for label in host.split("."))
     candidates: dict[str, None] = {}
     for named in named_hosts:
         registrable = registrable_domain(named)
         if registrable != own:
             candidates.setdefault(registrable, None)
+    if candidates:
+        finding = _imitated_domain(host, own, candidates)
+        if finding is not None:
+            return finding
+    return _sender_trick(host, (display_name or "")[:200])
+
+
+def _imitated_domain(host: str, own: str, candidates: Iterable[str]) -> Finding | None:
+    own_label = unicode_label(brand_label(own))
     for registrable in candidates:
         if imitates(own_label, unicode_label(brand_label(registrable))):
+            shown = _shown(host)
             spelled = f" ({shown})" if shown != host else ""
             return Finding("lookalike_domain", f"{own}{spelled} looks like {registrable}")
     subdomain = host[: -len(own)].rstrip(".")
     for registrable in candidates:
         if subdomain and (subdomain == registrable or subdomain.endswith("." + registrable)):
             return Finding("lookalike_domain", f"{host} spells {registrable} before {own}")
+    return None
+
+
+# A function of the sender alone (its host and display name), which recurs across a mailbox: its findings are
+# kept. Finding is immutable, so a kept one can be returned again.
+@lru_cache(maxsize=2048)
+def _sender_trick(host: str, name: str) -> Finding | None:
+    """The sender's host letters are a script trick, or its brand label imitates a word of its own name."""
     for label in host.split("."):
         trick = script_trick(unicode_label(label))
         if trick:
-            return Finding("lookalike_domain", f"{host} ({shown}) {trick}")
-    name = (display_name or "")[:200]
+            return Finding("lookalike_domain", f"{host} ({_shown(host)}) {trick}")
+    own = registrable_domain(host)
+    own_label = unicode_label(brand_label(own))
     words = [(word, word) for word in _WORD.findall(name)[:20]]
     tokens = _TOKEN.findall(name)
     if len(tokens) > 1:
@@ -112,3 +130,8 @@ def lookalike_domain(address: str, display_name: str | None, named_hosts: Iterab
         if imitates(own_label, word):
             return Finding("lookalike_domain", f"{own} looks like the name {shown_name!r}")
     return None
+
+
+def _shown(host: str) -> str:
+    """The host as a person reads it: punycode labels decoded."""
+    return ".".join(unicode_label(label) for label in host.split("."))
