@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from server import __version__
+from server.protocol.sdk_packages import defer_sdk_package_inits
 from server.runtime.config import Settings, load_settings, parse_names
 from server.runtime.observability import Metrics, get_logger, setup_logging
 
@@ -249,6 +250,7 @@ def exit_now(code: int) -> NoReturn:
 
 def console_main() -> None:
     """The `gmail-mcp` command: the same flags as `python -m server.main`."""
+    defer_sdk_package_inits()  # before anything imports `mcp`: the SDK's client side is never loaded (-0.09 s)
     exit_now(main())
 
 

@@ -1,0 +1,199 @@
+"""The server process defers the MCP SDK's `mcp/__init__.py` and `mcp/server/__init__.py`
+(`server/protocol/sdk_packages.py`): safe only while they do nothing but re-export, and invisible to anyone who
+asks for what they re-export. Pinned against the installed SDK, in fresh interpreters and over stdio."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from server.protocol.sdk_packages import PACKAGES, defer_sdk_package_inits
+from server.runtime.config import PROJECT_ROOT
+from server.tests.support.emulator import emulator_env
+from server.toolsets import ALWAYS_ON_TOOLS
+
+
+def init_source(package: str) -> tuple[Path, ast.Module]:
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.origin is not None and spec.origin.endswith("__init__.py")
+    path = Path(spec.origin)
+    return path, ast.parse(path.read_text("utf-8"))
+
+
+def does_more_than_reexport(statement: ast.stmt, package: str) -> bool:
+    """Anything but a docstring, an import from the SDK itself (`mcp...`, relative, `mcp_types...`) and a literal
+    `__all__`: a call, a definition, a third-party import, a conditional would all make skipping it unsafe."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return False
+    if isinstance(statement, ast.ImportFrom):
+        return not (statement.level > 0 or (statement.module or "").split(".")[0] in ("mcp", "mcp_types"))
+    if isinstance(statement, ast.Import):
+        return not all(alias.name.split(".")[0] in ("mcp", "mcp_types") for alias in statement.names)
+    if isinstance(statement, ast.Assign) and [ast.unparse(target) for target in statement.targets] == ["__all__"]:
+        value = statement.value
+        return not (
+            isinstance(value, (ast.List, ast.Tuple))
+            and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in value.elts)
+        )
+    return True
+
+
+def test_the_deferred_sdk_inits_only_import_and_reexport() -> None:
+    """An SDK upgrade that makes either `__init__` do real work (register something, configure logging, patch)
+    fails here: then the deferral must go (`server/protocol/sdk_packages.py`, `console_main`)."""
+    for package in PACKAGES:
+        path, tree = init_source(package)
+        extra = [ast.unparse(node)[:120] for node in tree.body if does_more_than_reexport(node, package)]
+        assert extra == [], f"{path} now does more than re-export: {extra}"
+        exported = next(node for node in tree.body if isinstance(node, ast.Assign))
+        assert ast.literal_eval(exported.value), f"{path} lost its __all__"
+
+
+def test_the_guard_sees_real_work() -> None:
+    source = "from .x import y\nimport logging\nlogging.basicConfig()\nif True:\n    pass\n__all__ = [name]\n"
+    flagged = [ast.unparse(node) for node in ast.parse(source).body if does_more_than_reexport(node, "mcp")]
+    assert flagged == ["import logging", "logging.basicConfig()", "if True:\n    pass", "__all__ = [name]"]
+
+
+def test_it_does_nothing_where_mcp_is_already_imported() -> None:
+    import mcp.server
+
+    before = {name: sys.modules[name] for name in PACKAGES}
+    assert defer_sdk_package_inits() is False
+    assert {name: sys.modules[name] for name in PACKAGES} == before and hasattr(mcp, "Client")
+
+
+def run_fresh(code: str) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_in_a_fresh_process_the_server_loads_neither_the_client_side_nor_mcpserver() -> None:
+    seen = run_fresh(
+        """
+        import json, sys
+        from server.protocol.sdk_packages import deferred, defer_sdk_package_inits
+        assert defer_sdk_package_inits() is True
+        import server.protocol.dispatch, server.protocol.stdio_pipes, server.protocol.http_guard
+        loaded = lambda prefix: any(name == prefix or name.startswith(prefix + ".") for name in sys.modules)
+        print(json.dumps({
+            "client": loaded("mcp.client"), "mcpserver": loaded("mcp.server.mcpserver"),
+            "lowlevel": loaded("mcp.server.lowlevel"), "deferred": [deferred("mcp"), deferred("mcp.server")],
+        }))
+        """
+    )
+    assert seen == {"client": False, "mcpserver": False, "lowlevel": True, "deferred": [True, True]}
+
+
+def test_a_name_the_inits_reexport_is_found_once_asked_for() -> None:
+    """Deferred, not skipped: `from mcp import ...` and `from mcp.server import ...` run the real `__init__`s then,
+    in the same module objects, and get the very objects the full import gives."""
+    seen = run_fresh(
+        """
+        import json, sys
+        from server.protocol.sdk_packages import deferred, defer_sdk_package_inits
+        defer_sdk_package_inits()
+        package = sys.modules["mcp"]
+        from mcp.server.lowlevel.server import Server as LowLevel
+        from mcp import Client, stdio_server
+        from mcp.server import MCPServer, Server
+        import mcp.client.client, mcp.server.mcpserver, mcp.server.stdio
+        print(json.dumps({
+            "same_module": sys.modules["mcp"] is package,
+            "objects": [Client is mcp.client.client.Client, stdio_server is mcp.server.stdio.stdio_server,
+                        Server is LowLevel, MCPServer is mcp.server.mcpserver.MCPServer],
+            "all": sorted(mcp.__all__) == sorted(set(mcp.__all__)) and "Client" in mcp.__all__,
+            "deferred": [deferred("mcp"), deferred("mcp.server")],
+        }))
+        """
+    )
+    assert seen == {"same_module": True, "objects": [True] * 4, "all": True, "deferred": [False, False]}
+
+
+PROBE = """
+import json, os, sys
+import server.main as entry
+
+def report(code):
+    loaded = sorted(name for name in sys.modules if name.split(".")[0] == "mcp")
+    sys.stderr.write("MODULES " + json.dumps(loaded) + "\\n")
+    sys.stderr.flush()
+    os._exit(code)
+
+entry.exit_now = report
+if sys.argv.pop() == "full":
+    import mcp  # the SDK imported in full first: the deferral is a no-op
+entry.console_main()
+"""
+
+
+def serve_over_stdio(env: dict[str, str], variant: str) -> tuple[list[dict], bytes, list[str]]:
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "gmail_search_messages", "arguments": {"query": "in:inbox", "max_results": 2}},
+        },
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-c", PROBE, variant],
+        env=env,
+        cwd="/",
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write("".join(json.dumps(request) + "\n" for request in requests).encode())
+    process.stdin.flush()
+    lines = [process.stdout.readline() for _ in range(3)]  # keep stdin open until the answers are in
+    rest, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0 and rest == b"", stderr.decode()[-2000:]
+    modules = next(line for line in stderr.decode().splitlines() if line.startswith("MODULES "))
+    return [json.loads(line) for line in lines], lines[1], json.loads(modules.removeprefix("MODULES "))
+
+
+def test_the_server_serves_over_stdio_with_the_inits_deferred_and_lists_the_same_bytes(demo_emulator, tmp_path):
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(PROJECT_ROOT),
+        **emulator_env(demo_emulator, demo_emulator.write_token(tmp_path / "token.json")),
+        "GMAIL_MCP_WARM_UP": "0",
+    }
+    answers, listing, modules = serve_over_stdio(env, "lean")
+    _, full_listing, full_modules = serve_over_stdio(env, "full")
+    assert [answer["id"] for answer in answers] == [1, 2, 3]
+    assert {tool["name"] for tool in answers[1]["result"]["tools"]} == set(ALWAYS_ON_TOOLS)
+    assert answers[2]["result"]["isError"] is False
+    assert answers[2]["result"]["structuredContent"]["result_count"] == 2
+    assert listing == full_listing  # tools/list byte for byte as with the SDK imported in full
+    assert "mcp.server.lowlevel.server" in modules and "mcp.client" not in modules
+    assert "mcp.server.mcpserver" not in modules
+    assert "mcp.client" in full_modules  # the comparison is real: the full import does load the client side
