@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_tz
+from functools import lru_cache
 
 from server.content.mime.part import first_headers
 from server.content.mime.raw import payload_from_bytes
@@ -232,9 +233,7 @@ def to_iso_date(date_header: str | None, internal_date_ms: int | str | None) -> 
                 parts = None
         if parts:
             try:
-                offset = parts[9] or 0
-                zone = timezone(timedelta(seconds=offset)) if abs(offset) < 86400 else timezone.utc
-                return datetime(*parts[:6], tzinfo=zone).isoformat()  # type: ignore[misc]
+                return datetime(*parts[:6], tzinfo=_zone(parts[9] or 0)).isoformat()  # type: ignore[misc]
             except (ValueError, TypeError, OverflowError):
                 pass
     millis = _int(internal_date_ms)
@@ -244,6 +243,11 @@ def to_iso_date(date_header: str | None, internal_date_ms: int | str | None) -> 
         return datetime.fromtimestamp(millis / 1000, tz=timezone.utc).isoformat(timespec="seconds")
     except (ValueError, OverflowError, OSError):
         return None
+
+
+@lru_cache(maxsize=256)  # a mailbox's senders write a few dozen offsets; a timezone is immutable
+def _zone(offset: int) -> timezone:
+    return timezone(timedelta(seconds=offset)) if abs(offset) < 86400 else timezone.utc
 
 
 # What nearly every mailer writes: `Sun, 22 Nov 2026 23:59:31 -0800`. Read directly, it gives the tuple

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 TRUSTED_AUTHSERV_ID = "mx.google.com"
 UNKNOWN = "unknown"
@@ -88,6 +89,8 @@ def parse_authentication_results(value: str, *, domains: bool = True) -> Authent
     dmarc = verdicts.get("dmarc", [("none", "")])[0]
     dkim = verdicts.get("dkim", [("none", "")])
     passed = [domain for result, domain in dkim if result == "pass"]
+    if not domains:
+        return _verdicts_only(_normal(spf[0]), "pass" if passed else _normal(dkim[0][0]), _normal(dmarc[0]))
     return Authentication(
         spf=_normal(spf[0]),
         dkim="pass" if passed else _normal(dkim[0][0]),
@@ -97,6 +100,11 @@ def parse_authentication_results(value: str, *, domains: bool = True) -> Authent
         dkim_domains=tuple(d for d in (passed or [dkim[0][1]]) if d)[:4],
         dmarc_domain=dmarc[1] or None,
     )
+
+
+@lru_cache(maxsize=64)  # a handful of verdict triples recur on nearly every message; Authentication is immutable
+def _verdicts_only(spf: str, dkim: str, dmarc: str) -> Authentication:
+    return Authentication(spf=spf, dkim=dkim, dmarc=dmarc, verified_by=TRUSTED_AUTHSERV_ID)
 
 
 def _property_domain(resinfo: str) -> str:

@@ -115,7 +115,7 @@ def named_domains(text: str, limit: int = MAX_NAMED) -> list[str]:
     # than scanning every position of a snippet.
     # A dot can only be part of a host when a character other than a dot follows it: the dots that end a
     # sentence ("today.", "...") never are, so those words are not scanned at all.
-    words = [word for word in text.split() if "." in word.rstrip(".")]
+    words = [word for word in text.split() if "." in word and "." in word.rstrip(".")]
     for pattern, probe in ((_URL_HOST, "://"), (_EMAIL, "@"), (_DOMAIN, ".")):
         matches = (match for word in words if probe in word for match in pattern.finditer(word))
         for match in matches:

@@ -297,7 +297,8 @@ def decode_header_value(value: object) -> str:
     if not isinstance(value, str):
         return ""
     if value.isascii() and "=?" not in value:  # most headers: nothing to decode (no word, no smuggled byte)
-        return " ".join(_CONTROLS.sub("", value).split())
+        # Printable ASCII holds none of _CONTROLS (nor tabs or newlines), so the scan for them is skipped.
+        return " ".join((value if value.isprintable() else _CONTROLS.sub("", value)).split())
     if _SMUGGLED_BYTE.search(value):  # raw 8-bit bytes smuggled through surrogateescape
         value = decode_bytes(value.encode("utf-8", "surrogateescape"))
     out: list[str] = []

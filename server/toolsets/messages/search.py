@@ -12,6 +12,7 @@ import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import (
@@ -23,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from server.content.message import parse_addresses, to_iso_date
+from server.content.message import Address, parse_addresses, to_iso_date
 from server.content.mime.part import first_headers
 from server.content.text.charsets import decode_header_value
 from server.content.text.snippets import clean_snippet
@@ -193,21 +194,42 @@ def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchR
     """A search result line from a metadata-format message resource."""
     headers = (resource.get("payload") or {}).get("headers") or []
     first = first_headers(headers)  # read once: each lookup by name would walk the list again
-    senders = parse_addresses(bounded(_decoded(first, "from")) or "")  # the first sender is in the head
-    sender = senders[0] if senders else None
+    raw_from = first.get("from")
+    sender, from_email, from_name = _sender(raw_from) if raw_from is not None else (None, None, None)
     subject = bounded(_decoded(first, "subject"), MAX_ITEM_FIELD_CHARS)
     # Gmail escapes entities in snippets; newsletters pad them with invisible characters.
     snippet = clean_snippet(html.unescape(str(resource.get("snippet") or "")))
     return SearchResultItem(
         id=ref["id"],
         thread_id=resource.get("threadId") or ref["threadId"],
-        from_email=bounded(sender.email, MAX_ITEM_FIELD_CHARS) if sender else None,
-        from_name=bounded(sender.name or None, MAX_ITEM_FIELD_CHARS) if sender else None,
+        from_email=from_email,
+        from_name=from_name,
         subject=subject,
         date=to_iso_date(_decoded(first, "date"), resource.get("internalDate")),
         snippet=snippet,
         warnings=header_warnings(headers if isinstance(headers, list) else [], sender, subject, snippet or "") or None,
     )
+
+
+def _sender(raw_from: str) -> tuple[Address | None, str | None, str | None]:
+    """The first sender of a raw From value, and its address and name as a result shows them."""
+    if len(raw_from) > _KEPT_FROM_CHARS:
+        return _read_sender(raw_from)
+    return _kept_sender(raw_from)
+
+
+def _read_sender(raw_from: str) -> tuple[Address | None, str | None, str | None]:
+    senders = parse_addresses(bounded(decode_header_value(raw_from)) or "")  # the first sender is in the head
+    sender = senders[0] if senders else None
+    if sender is None:
+        return None, None, None
+    return sender, bounded(sender.email, MAX_ITEM_FIELD_CHARS), bounded(sender.name or None, MAX_ITEM_FIELD_CHARS)
+
+
+# The From value is the same on every message of a sender, so its reading is kept (a pure function of the
+# value; Address is immutable). Only values of a usual length, so the cache stays small whatever mail holds.
+_KEPT_FROM_CHARS = 300
+_kept_sender = lru_cache(maxsize=1024)(_read_sender)
 
 
 def _decoded(first: dict[str, str], name: str) -> str | None:
