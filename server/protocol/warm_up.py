@@ -53,3 +53,8 @@ class WarmUp:
             self._source.warm_up()
         except Exception:  # never let a warm-up problem reach the session: the first call reports it properly
             log.warning("warm-up failed", exc_info=True)
+        # What the toolsets import on a first call instead of at start-up (tools/list does not need it): now.
+        from server.content import extract  # noqa: F401
+        from server.content.mime import locate  # noqa: F401
+        from server.content.text import repeats  # noqa: F401
+        from server.runtime import downloads  # noqa: F401

@@ -9,16 +9,13 @@ Nothing is written to disk unless the person configured a downloads folder and t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, PrivateAttr
 
-from server.content.extract import Extraction, extract_attachment
 from server.content.message import parse_message
-from server.content.mime.locate import AttachmentChoiceError, Located, locate
 from server.content.text.charsets import lenient_b64
 from server.errors import InvalidInputError
-from server.runtime.downloads import save_file
 from server.tools import Block, ImageBlock, ToolContext, Toolset, ToolSpec
 from server.toolsets.common import (
     MAX_ITEM_FIELD_CHARS,
@@ -30,6 +27,10 @@ from server.toolsets.common import (
     bounded,
 )
 from server.toolsets.envelope import Fence, Security, security_line, security_of
+
+if TYPE_CHECKING:  # extraction, part location and saving load on the first call (or the warm-up), not at start-up
+    from server.content.extract import Extraction
+    from server.content.mime.locate import AttachmentChoiceError, Located
 
 DEFAULT_MAX_CHARS = 20_000
 MAX_LISTED_CHOICES = 20
@@ -76,6 +77,10 @@ class ReadAttachmentResult(ToolOutput):
 
 
 def read_attachment(ctx: ToolContext, args: ReadAttachmentInput) -> ReadAttachmentResult:
+    from server.content.extract import extract_attachment
+    from server.content.mime.locate import AttachmentChoiceError, locate
+    from server.runtime.downloads import save_file
+
     if args.save and ctx.download_dir is None:
         raise InvalidInputError(
             "Saving attachments is off: no downloads folder is configured.",

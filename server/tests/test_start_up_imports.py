@@ -1,0 +1,81 @@
+"""Start-up imports only what `tools/list` needs: what the toolsets import inside their handlers (attachment
+extraction, part location, saving, repeated-text detection) is loaded by the warm-up after the listing, so neither
+the start nor a first call waits for it. Checked in fresh interpreters, against the toolsets' own source."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from server.runtime.config import PROJECT_ROOT
+
+
+def imported_by_handlers() -> set[str]:
+    """Every module an import statement inside a function of server/toolsets names."""
+    names: set[str] = set()
+    for path in sorted((PROJECT_ROOT / "server" / "toolsets").rglob("*.py")):
+        for function in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(function):
+                    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                        names.add(node.module)
+                    elif isinstance(node, ast.Import):
+                        names.update(alias.name for alias in node.names)
+    return names
+
+
+def run_fresh(code: str) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+START = """
+import json, sys
+from server.protocol.sdk_packages import defer_sdk_package_inits
+defer_sdk_package_inits()
+import server.main
+from server.protocol.dispatch import build_server
+from server.protocol.stdio_pipes import stdio_channel
+"""
+
+
+def test_the_handlers_defer_some_imports() -> None:
+    assert {"server.content.extract", "server.content.text.repeats"} <= imported_by_handlers()
+
+
+def test_what_the_server_imports_to_start_leaves_out_what_only_handlers_need() -> None:
+    deferred = sorted(imported_by_handlers())
+    seen = run_fresh(START + f"print(json.dumps(sorted(set({deferred!r}) & set(sys.modules))))")
+    assert seen == [], "imported at start-up after all (a module-level import elsewhere?)"
+
+
+def test_the_warm_up_imports_everything_the_handlers_import_later() -> None:
+    deferred = sorted(imported_by_handlers())
+    seen = run_fresh(
+        START
+        + f"""
+from server.protocol.warm_up import WarmUp
+
+class Idle:
+    def warm_up(self):
+        pass
+
+warm_up = WarmUp(Idle())
+warm_up.start()
+warm_up._thread.join(30)
+print(json.dumps(sorted(set({deferred!r}) - set(sys.modules))))
+"""
+    )
+    assert seen == [], "add these to WarmUp._run (server/protocol/warm_up.py)"
