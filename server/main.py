@@ -14,6 +14,7 @@ stdout carries only the MCP protocol; logs are JSON lines on stderr.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import signal
@@ -93,6 +94,7 @@ def serve(settings: Settings) -> int:
         "gmail MCP server ready",
         extra={"version": __version__, "endpoint": settings.endpoint, "accounts": accounts.names},
     )
+    collect_from_now_on()
     try:
         anyio.run(run)
     except KeyboardInterrupt:
@@ -144,6 +146,7 @@ def serve_http(settings: Settings, bind: str) -> int:
     )
     guard.on_auth_failure = lambda reason: exporter.auth_failures.labels(reason).inc()
     exporter.in_flight.set_function(lambda: guard.in_flight)
+    collect_from_now_on()
     try:
         http.run(guard, sock, options)
     except KeyboardInterrupt:
@@ -233,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:
             from server.runtime.doctor import run_checks
 
+            collect_from_now_on()
             return run_checks(settings)
         return serve_http(settings, args.http) if args.http else serve(settings)
 
@@ -248,8 +252,22 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+def collect_from_now_on() -> None:
+    """Start-up builds ~120,000 objects that live as long as the process (the SDK's protocol types, the tool
+    models and their schemas); with the cyclic garbage collector on, ~200 collections traverse them again and
+    again while they are built (~0.06 s, a tenth of the start-up). `console_main` turns it off; here, with
+    everything built, those objects are set aside for good (`gc.freeze`: no later collection traverses them,
+    during tool calls either) and collection resumes. The few cycles start-up leaves behind (~1,800 objects,
+    ~1.4 MB) are set aside with them rather than paid for with a full collection now. A no-op where the
+    collector is on (tests calling `main()` in-process)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def console_main() -> None:
     """The `gmail-mcp` command: the same flags as `python -m server.main`."""
+    gc.disable()  # until `collect_from_now_on`, once the server is built
     defer_sdk_package_inits()  # before anything imports `mcp`: the SDK's client side is never loaded (-0.09 s)
     exit_now(main())
 

@@ -3,7 +3,7 @@
 `import mcp.server.lowlevel` runs `mcp/__init__.py` first, which imports the whole client side (`Client`,
 `ClientSession`, `stdio_client`, ...), and `mcp/server/__init__.py`, which imports the high-level `MCPServer`.
 The server uses neither: only `mcp.server.lowlevel`, `mcp.server.request_state`, `mcp.shared.*` and `mcp_types`,
-all submodules. The two `__init__`s do nothing but import and re-export (`test_sdk_packages.py` checks the
+all submodules. The two `__init__`s do nothing but import and re-export (`test_start_up.py` checks the
 installed ones), and running them costs ~0.09 s of a ~0.75 s start-up.
 
 `defer_sdk_package_inits()`, called by the server's entry point before anything imports `mcp`, registers the

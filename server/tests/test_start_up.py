@@ -1,10 +1,12 @@
-"""The server process defers the MCP SDK's `mcp/__init__.py` and `mcp/server/__init__.py`
+"""Start-up. The server process defers the MCP SDK's `mcp/__init__.py` and `mcp/server/__init__.py`
 (`server/protocol/sdk_packages.py`): safe only while they do nothing but re-export, and invisible to anyone who
-asks for what they re-export. Pinned against the installed SDK, in fresh interpreters and over stdio."""
+asks for what they re-export. Pinned against the installed SDK, in fresh interpreters and over stdio. Also over
+stdio: the garbage collector, off while the server is built, is back on when it serves (`main.collect_from_now_on`)."""
 
 from __future__ import annotations
 
 import ast
+import gc
 import importlib.util
 import json
 import os
@@ -13,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from server.main import collect_from_now_on
 from server.protocol.sdk_packages import PACKAGES, defer_sdk_package_inits
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.emulator import emulator_env
@@ -125,12 +128,13 @@ def test_a_name_the_inits_reexport_is_found_once_asked_for() -> None:
 
 
 PROBE = """
-import json, os, sys
+import gc, json, os, sys
 import server.main as entry
 
 def report(code):
     loaded = sorted(name for name in sys.modules if name.split(".")[0] == "mcp")
-    sys.stderr.write("MODULES " + json.dumps(loaded) + "\\n")
+    collector = {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
+    sys.stderr.write("MODULES " + json.dumps(loaded) + "\\n" + "GC " + json.dumps(collector) + "\\n")
     sys.stderr.flush()
     os._exit(code)
 
@@ -141,7 +145,7 @@ entry.console_main()
 """
 
 
-def serve_over_stdio(env: dict[str, str], variant: str) -> tuple[list[dict], bytes, list[str]]:
+def serve_over_stdio(env: dict[str, str], variant: str) -> tuple[list[dict], bytes, list[str], dict]:
     requests = [
         {
             "jsonrpc": "2.0",
@@ -176,8 +180,8 @@ def serve_over_stdio(env: dict[str, str], variant: str) -> tuple[list[dict], byt
     lines = [process.stdout.readline() for _ in range(3)]  # keep stdin open until the answers are in
     rest, stderr = process.communicate(timeout=30)
     assert process.returncode == 0 and rest == b"", stderr.decode()[-2000:]
-    modules = next(line for line in stderr.decode().splitlines() if line.startswith("MODULES "))
-    return [json.loads(line) for line in lines], lines[1], json.loads(modules.removeprefix("MODULES "))
+    reports = dict(line.split(" ", 1) for line in stderr.decode().splitlines() if line.startswith(("MODULES ", "GC ")))
+    return [json.loads(line) for line in lines], lines[1], json.loads(reports["MODULES"]), json.loads(reports["GC"])
 
 
 def test_the_server_serves_over_stdio_with_the_inits_deferred_and_lists_the_same_bytes(demo_emulator, tmp_path):
@@ -187,8 +191,8 @@ def test_the_server_serves_over_stdio_with_the_inits_deferred_and_lists_the_same
         **emulator_env(demo_emulator, demo_emulator.write_token(tmp_path / "token.json")),
         "GMAIL_MCP_WARM_UP": "0",
     }
-    answers, listing, modules = serve_over_stdio(env, "lean")
-    _, full_listing, full_modules = serve_over_stdio(env, "full")
+    answers, listing, modules, collector = serve_over_stdio(env, "lean")
+    _, full_listing, full_modules, _ = serve_over_stdio(env, "full")
     assert [answer["id"] for answer in answers] == [1, 2, 3]
     assert {tool["name"] for tool in answers[1]["result"]["tools"]} == set(ALWAYS_ON_TOOLS)
     assert answers[2]["result"]["isError"] is False
@@ -197,3 +201,18 @@ def test_the_server_serves_over_stdio_with_the_inits_deferred_and_lists_the_same
     assert "mcp.server.lowlevel.server" in modules and "mcp.client" not in modules
     assert "mcp.server.mcpserver" not in modules
     assert "mcp.client" in full_modules  # the comparison is real: the full import does load the client side
+    # off while the server was built (`console_main`), then the start-up objects frozen and collection back on
+    assert collector["enabled"] is True and collector["frozen"] > 50_000
+
+
+def test_collection_resumes_once_the_server_is_built() -> None:
+    frozen = gc.get_freeze_count()
+    gc.disable()
+    try:
+        collect_from_now_on()
+        assert gc.isenabled() and gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()  # this test process keeps collecting everything, as before
+        gc.enable()
+    collect_from_now_on()  # with the collector on (tests calling `main()`): nothing happens
+    assert gc.isenabled() and gc.get_freeze_count() == 0
