@@ -49,8 +49,10 @@ def first_headers(headers: object) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     for item in headers if isinstance(headers, list) else ():
-        if isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str):
-            found.setdefault(item["name"].strip().lower(), item["value"])
+        if isinstance(item, dict):
+            name, value = item.get("name"), item.get("value")
+            if isinstance(name, str) and isinstance(value, str):
+                found.setdefault(name.strip().lower(), value)
     return found
 
 

@@ -75,9 +75,11 @@ def parse_authentication_results(value: str, *, domains: bool = True) -> Authent
     `domains=False` skips reading each method's properties (half the work, which a search result's warning
     does not need): the verdicts, `verified_by` and `failed` are the same, the three domain fields stay empty.
     """
-    text = _without_comments(" ".join(value[:_MAX_HEADER_CHARS].split()).lower())
+    # Folded lines and runs of whitespace are not collapsed first: every step below reads any run of whitespace
+    # as one separator (split(), strip(), `\s*`), so the result is the collapsed text's (a test checks it).
+    text = _without_comments(value[:_MAX_HEADER_CHARS].lower())
     authserv, _, rest = text.partition(";")
-    if authserv.strip().split(" ")[0] != TRUSTED_AUTHSERV_ID:
+    if authserv.split()[:1] != [TRUSTED_AUTHSERV_ID]:
         return Authentication()
     verdicts: dict[str, list[tuple[str, str]]] = {}
     for resinfo in rest.split(";"):

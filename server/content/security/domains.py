@@ -49,6 +49,7 @@ _DOMAIN = re.compile(rf"(?<![\w@.-])((?:{_LABEL}\.)+([a-z]{{2,12}}|xn--[a-z0-9-]
 _EMAIL = re.compile(rf"[\w.+'-]{{1,64}}@((?:{_LABEL}\.)+[a-z]{{2,12}})(?![\w-])", re.I)
 _URL_HOST = re.compile(r"https?://([^\s/:?#<>()\[\]\"']{1,253})", re.I)
 MAX_NAMED = 200
+_HOST_DOT = re.compile(r"\.[^\s.]")
 
 
 def normalize_host(host: str) -> str:
@@ -107,24 +108,26 @@ def named_domains(text: str, limit: int = MAX_NAMED) -> list[str]:
     A bare name counts only when its last label is a known top-level domain, so `Node.js` or `e.g.` are not
     domains. Unicode names come back in punycode.
     """
-    found: dict[str, None] = {}
-    if "." not in text:
+    # A dot is part of a host only when a character other than a dot or a space follows it: the dots that end
+    # a sentence ("today.", "...") never are, and most snippets hold no other.
+    if _HOST_DOT.search(text) is None:
         return []
     # No match crosses whitespace, and whitespace satisfies each pattern's look-arounds as a text's ends do: the
-    # patterns run on the words holding a dot only, which gives the same matches in the same order, 5x faster
-    # than scanning every position of a snippet.
-    # A dot can only be part of a host when a character other than a dot follows it: the dots that end a
-    # sentence ("today.", "...") never are, so those words are not scanned at all.
+    # patterns run on the words holding such a dot only, which gives the same matches in the same order, 5x
+    # faster than scanning every position of a snippet.
     words = [word for word in text.split() if "." in word and "." in word.rstrip(".")]
+    found: dict[str, None] = {}
     for pattern, probe in ((_URL_HOST, "://"), (_EMAIL, "@"), (_DOMAIN, ".")):
-        matches = (match for word in words if probe in word for match in pattern.finditer(word))
-        for match in matches:
-            host = match.group(1).rstrip(".").lower()
-            tld = host.rsplit(".", 1)[-1]
-            if pattern is _DOMAIN and tld not in TLDS and not tld.startswith("xn--"):
+        for word in words:
+            if probe not in word:
                 continue
-            if "." in host:
-                found.setdefault(normalize_host(host), None)
-                if len(found) >= limit:
-                    return list(found)
+            for match in pattern.finditer(word):
+                host = match.group(1).rstrip(".").lower()
+                tld = host.rsplit(".", 1)[-1]
+                if pattern is _DOMAIN and tld not in TLDS and not tld.startswith("xn--"):
+                    continue
+                if "." in host:
+                    found.setdefault(normalize_host(host), None)
+                    if len(found) >= limit:
+                        return list(found)
     return list(found)

@@ -47,8 +47,11 @@ def display_name_mismatch(name: str | None, address: str, *, via_list: bool = Fa
         return None
     if via_list and " via " in name.lower():
         return None  # a list rewrote From: "'Ann' via py-demo <list@...>"
+    hosts = named_domains(name, limit=10)
+    if not hosts:  # most names: no domain at all
+        return None
     own = registrable_domain(own_domain)
-    for host in named_domains(name, limit=10):
+    for host in hosts:
         if registrable_domain(host) != own:
             shown = next((e for e in _EMAIL_IN_TEXT.findall(name) if e.lower().endswith(host)), host)
             return Finding("display_name_address_mismatch", f"name shows {shown[:100]}, address is {address[:100]}")
@@ -60,7 +63,7 @@ def reply_to_differs(
 ) -> Finding | None:
     """Replies would go to a domain other than the sender's (a mailing list replying to itself excepted)."""
     own_domain = email_domain(address)
-    if own_domain is None:
+    if own_domain is None or not reply_to:  # no Reply-To: replies go to the sender
         return None
     own = registrable_domain(own_domain)
     list_domains = set()

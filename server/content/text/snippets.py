@@ -41,9 +41,10 @@ def clean_snippet(text: str | None, max_chars: int = SNIPPET_CHARS) -> str | Non
     """
     if not text:
         return None
-    text = _INVISIBLE.sub("", text)
-    if "\u200c" in text or "\u200d" in text:
-        text = _JOINERS.sub(_joiner, text)
+    if not text.isascii():  # every invisible character and joiner is outside ASCII
+        text = _INVISIBLE.sub("", text)
+        if "\u200c" in text or "\u200d" in text:
+            text = _JOINERS.sub(_joiner, text)
     text = " ".join(text.split())  # str.split's whitespace is exactly `\s` (also NBSP, U+2007, U+3000)
     if len(text) > max_chars:
         cut = text[:max_chars]
