@@ -8,10 +8,12 @@ input built to sit near its edges.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import email.parser
 import http.client
 import io
+import re
 from email.utils import parsedate_tz
 
 import pytest
@@ -20,6 +22,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from server.content.message import (
+    Address,
     _common_date,
     _common_iso,
     _parsed_iso,
@@ -27,11 +30,14 @@ from server.content.message import (
     _split_addresses,
     parse_addresses,
 )
+from server.content.mime.part import first_headers
 from server.content.security import domains
 from server.content.security.authentication import parse_authentication_results
+from server.content.text.charsets import lenient_b64
 from server.content.text.snippets import clean_snippet
 from server.gmail import lean_http
 from server.tests.support.emulator import gmail_service
+from server.toolsets import envelope
 
 # -- response headers ---------------------------------------------------------------------------------------------
 
@@ -280,8 +286,6 @@ def test_what_mailers_write_is_written_without_datetime():
 
 @given(st.text(st.sampled_from(list("ab \t\n\u00a0\u2007\u3000\u200b\u200c\x1c\x85")), max_size=30))
 def test_snippet_whitespace_collapses_as_the_regex_did(text):
-    import re
-
     cleaned = clean_snippet(text, max_chars=1000)
     reference = re.sub(r"\s+", " ", re.sub("[\u200b]", "", text)).strip()
     if "\u200c" not in text:
@@ -344,3 +348,43 @@ def test_results_read_as_the_collapsed_text_reads(value, folding):
     # the 8,000-character cut comes after either).
     folded = value.replace(" ", folding)
     assert parse_authentication_results(folded) == parse_authentication_results(" ".join(folded.split()))
+
+
+# -- Reply-To of a search result -----------------------------------------------------------------------------------
+
+_HEADER_NAME = st.sampled_from(
+    ["Reply-To", "reply-to", " Reply-To", "REPLY-TO ", "Reply-To\t", "From", "", 1, 1.5, None, True, ["Reply-To"], {}]
+)
+_HEADER_ITEM = st.one_of(
+    st.fixed_dictionaries({"name": _HEADER_NAME, "value": st.sampled_from(["a@b.example", "", None, 5])}),
+    st.fixed_dictionaries({"value": st.just("c@d.example")}),
+    st.sampled_from(["Reply-To", None, 3, ["Reply-To", "x"]]),
+)
+
+
+@given(headers=st.lists(_HEADER_ITEM, max_size=6))
+@example(headers=[{"name": "Reply-To ", "value": "a@b.example"}, {"name": "reply-to", "value": "c@d.example"}])
+@example(headers=[{"name": None, "value": "a@b.example"}, {"name": ["Reply-To"], "value": "c@d.example"}])
+def test_reply_to_is_only_looked_up_where_first_headers_saw_one(headers):
+    # What JSON can hold as a header name: the lookup header_warnings skips would have found nothing.
+    if "reply-to" not in first_headers(headers):
+        assert envelope._first(headers, "reply-to") is None
+    sender = Address("Dana", "dana@stratus.example")
+    with_first = envelope.header_warnings(headers, sender, "Invoice", "", first_headers(headers))
+    assert with_first == envelope.header_warnings(headers, sender, "Invoice", "")
+
+
+# -- base64 --------------------------------------------------------------------------------------------------------
+
+
+@given(st.text(st.sampled_from([*"QUJDZGVm+/-_=", " ", "\n", "é", "*"]), max_size=40))
+@example("UGF5UGFs")
+@example("4oCUIHRoaXMgd2Vla2VuZCBvbmx5")
+def test_lenient_base64_decodes_as_b64decode(text):
+    cleaned = re.sub(r"[^A-Za-z0-9+/_-]", "", text).replace("-", "+").replace("_", "/")
+    cleaned = cleaned[: len(cleaned) - (len(cleaned) % 4 == 1)]
+    try:
+        expected = base64.b64decode(cleaned + "=" * (-len(cleaned) % 4))
+    except ValueError:
+        expected = b""
+    assert lenient_b64(text) == expected

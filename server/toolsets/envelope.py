@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Mapping
 
 from pydantic import Field
 
@@ -66,15 +67,27 @@ def to_security(report: SecurityReport) -> Security:
     )
 
 
-def header_warnings(headers: list[dict], sender: Address | None, subject: str | None, snippet: str) -> list[str]:
+def header_warnings(
+    headers: list[dict],
+    sender: Address | None,
+    subject: str | None,
+    snippet: str,
+    first: Mapping[str, str] | None = None,
+) -> list[str]:
     """Warning codes a search result can carry at no extra cost: from the headers it fetched anyway
-    (From, Reply-To, Authentication-Results without Received: the topmost one is trusted) and its snippet."""
+    (From, Reply-To, Authentication-Results without Received: the topmost one is trusted) and its snippet.
+
+    `first`: `first_headers(headers)`, when the caller has it, spares a scan for a Reply-To that is not there.
+    """
     codes = []
     if trusted_authentication(headers, domains=False).failed:  # the domains are for the detail, not shown here
         codes.append("auth_failed")
     if sender is not None:
-        reply_to = parse_addresses(_first(headers, "reply-to") or "")
-        named = named_domains("\n".join(part for part in (sender.name, subject, snippet) if part), limit=20)
+        # Where first_headers saw no Reply-To, there is none to find: a header name that is not a string
+        # (JSON offers numbers, booleans, null, arrays, objects) never reads as "reply-to".
+        reply_value = _first(headers, "reply-to") if first is None or "reply-to" in first else None
+        reply_to = parse_addresses(reply_value) if reply_value else ()
+        named = named_domains("\n".join([part for part in (sender.name, subject, snippet) if part]), limit=20)
         named.extend(address.email.rpartition("@")[2] for address in reply_to)
         for finding in (
             lookalike_domain(sender.email, sender.name, named),

@@ -11,7 +11,7 @@ text is, then replacement characters.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import codecs
 import re
 from functools import lru_cache
@@ -261,12 +261,16 @@ _QP_HEX = re.compile(rb"=([0-9A-Fa-f]{2})")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
+_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/_-]")
+
+
 def lenient_b64(text: str) -> bytes:
     """Decode base64 or base64url, adding missing padding and skipping junk; never raises."""
-    cleaned = re.sub(r"[^A-Za-z0-9+/_-]", "", text).replace("-", "+").replace("_", "/")
+    cleaned = _NOT_BASE64.sub("", text).replace("-", "+").replace("_", "/")
     cleaned = cleaned[: len(cleaned) - (len(cleaned) % 4 == 1)]  # a lone trailing sextet carries no byte
     try:
-        return base64.b64decode(cleaned + "=" * (-len(cleaned) % 4))
+        # What base64.b64decode runs for ASCII text, without its argument checks (cleaned is ASCII).
+        return binascii.a2b_base64(cleaned + "=" * (-len(cleaned) % 4))
     except (ValueError, TypeError):
         return b""
 
@@ -296,10 +300,11 @@ def decode_header_value(value: object) -> str:
     """
     if not isinstance(value, str):
         return ""
-    if value.isascii() and "=?" not in value:  # most headers: nothing to decode (no word, no smuggled byte)
+    ascii_only = value.isascii()
+    if ascii_only and "=?" not in value:  # most headers: nothing to decode (no word, no smuggled byte)
         # Printable ASCII holds none of _CONTROLS (nor tabs or newlines), so the scan for them is skipped.
         return " ".join((value if value.isprintable() else _CONTROLS.sub("", value)).split())
-    if _SMUGGLED_BYTE.search(value):  # raw 8-bit bytes smuggled through surrogateescape
+    if not ascii_only and _SMUGGLED_BYTE.search(value):  # raw 8-bit bytes smuggled through surrogateescape
         value = decode_bytes(value.encode("utf-8", "surrogateescape"))
     out: list[str] = []
     pending: list[tuple[str | None, bytes]] = []  # adjacent encoded words waiting to be joined

@@ -199,6 +199,7 @@ def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchR
     subject = bounded(_decoded(first, "subject"), MAX_ITEM_FIELD_CHARS)
     # Gmail escapes entities in snippets; newsletters pad them with invisible characters.
     snippet = clean_snippet(html.unescape(str(resource.get("snippet") or "")))
+    warnings = header_warnings(headers if isinstance(headers, list) else [], sender, subject, snippet or "", first)
     return SearchResultItem(
         id=ref["id"],
         thread_id=resource.get("threadId") or ref["threadId"],
@@ -207,7 +208,7 @@ def summarize_metadata(ref: dict[str, str], resource: dict[str, Any]) -> SearchR
         subject=subject,
         date=to_iso_date(_decoded(first, "date"), resource.get("internalDate")),
         snippet=snippet,
-        warnings=header_warnings(headers if isinstance(headers, list) else [], sender, subject, snippet or "") or None,
+        warnings=warnings or None,
     )
 
 
