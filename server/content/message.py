@@ -268,7 +268,7 @@ def _common_iso(value: str) -> str | None:
     last_day = 28 if month == 2 and not calendar.isleap(int(year)) else _MONTH_DAYS[month]
     if not 1 <= int(day) <= last_day:
         return None
-    return f"{year}-{month:02d}-{int(day):02d}T{hour}:{minute}:{second}{_offset_text(sign, zone_hours, zone_minutes)}"
+    return f"{year}-{month:02d}-{day:0>2}T{hour}:{minute}:{second}{_offset_text(sign, zone_hours, zone_minutes)}"
 
 
 @lru_cache(maxsize=256)

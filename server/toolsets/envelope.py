@@ -88,7 +88,8 @@ def header_warnings(
         reply_value = _first(headers, "reply-to") if first is None or "reply-to" in first else None
         reply_to = parse_addresses(reply_value) if reply_value else ()
         named = named_domains("\n".join([part for part in (sender.name, subject, snippet) if part]), limit=20)
-        named.extend(address.email.rpartition("@")[2] for address in reply_to)
+        if reply_to:
+            named.extend(address.email.rpartition("@")[2] for address in reply_to)
         for finding in (
             lookalike_domain(sender.email, sender.name, named),
             display_name_mismatch(sender.name, sender.email),

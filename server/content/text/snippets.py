@@ -14,16 +14,11 @@ SNIPPET_CHARS = 120  # Gmail sends ~200; 120 tell what a message is about (gmail
 # Never visible in a one-line preview: zero-width space, word joiner, BOM, combining grapheme joiner, soft hyphen,
 # invisible operators, Hangul fillers and other padding characters mail templates use.
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u2060-\u2064\ufeff\u3164\uffa0]")
-# ZWNJ / ZWJ are real characters between letters (Persian, Indic scripts, emoji sequences), padding elsewhere.
-_JOINERS = re.compile("[\u200c\u200d]+")
-
-
-def _joiner(match: re.Match[str]) -> str:
-    """Keeps a single joiner between two visible characters; turns any other run into a space."""
-    text, start, end = match.string, match.start(), match.end()
-    if end - start > 1 or start == 0 or end == len(text):
-        return " "
-    return " " if text[start - 1].isspace() or text[end].isspace() else match.group()
+# ZWNJ / ZWJ are real characters between letters (Persian, Indic scripts, emoji sequences), padding elsewhere: a
+# run of two or more, or one at either end or next to whitespace, becomes a space; one between two visible
+# characters stays. One pattern, no per-run callback (a padded preheader holds dozens of runs); it opens with a
+# joiner so the regex engine skips to the next one. `(?<!\S.)` after the first joiner: nothing visible before it.
+_PADDING_JOINERS = re.compile(r"[\u200c\u200d](?:[\u200c\u200d]+|(?<!\S.)|(?!\S))")
 
 
 def clean_snippet(text: str | None, max_chars: int = SNIPPET_CHARS) -> str | None:
@@ -44,7 +39,7 @@ def clean_snippet(text: str | None, max_chars: int = SNIPPET_CHARS) -> str | Non
     if not text.isascii():  # every invisible character and joiner is outside ASCII
         text = _INVISIBLE.sub("", text)
         if "\u200c" in text or "\u200d" in text:
-            text = _JOINERS.sub(_joiner, text)
+            text = _PADDING_JOINERS.sub(" ", text)
     text = " ".join(text.split())  # str.split's whitespace is exactly `\s` (also NBSP, U+2007, U+3000)
     if len(text) > max_chars:
         cut = text[:max_chars]
