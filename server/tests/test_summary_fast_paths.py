@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from server.content.security import confusables
 from server.content.text import snippets
 
 _JOINER = "\u200c\u200d"
@@ -42,3 +43,14 @@ def test_a_padded_preheader_reads_as_its_words():
     padded = "Rust lands in storage. " + "\u200c\u00a0" * 40 + "The Weekly Byte"
     assert snippets.clean_snippet(padded) == "Rust lands in storage. The Weekly Byte"
     assert snippets.clean_snippet("می\u200cخواهم") == "می\u200cخواهم"  # a Persian word keeps its joiner
+
+
+# -- look-alike letters --------------------------------------------------------------------------------------------
+
+
+@given(st.text(st.characters(max_codepoint=127), max_size=30))
+@example("PayPa1-secure_login|0123456789")
+@example("rnicrosoft")
+def test_ascii_labels_take_their_shape_from_the_table(text):
+    lowered = text.lower()
+    assert lowered.translate(confusables._ASCII_SINGLE) == confusables._look_alikes(lowered)

@@ -81,14 +81,24 @@ _PAIRS = (("rn", "m"), ("vv", "w"), ("cl", "d"))
 _LOOKALIKE_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE")
 
 
+# _SINGLE's ASCII entries as a translation table: ASCII text is its own NFKD form and holds no combining mark.
+_ASCII_SINGLE = str.maketrans({ch: shape for ch, shape in _SINGLE.items() if ch.isascii()})
+
+
 @lru_cache(maxsize=4096)
 def skeleton(label: str) -> str:
     """The shape of a label: `PayPa1` -> `paypal`, `pаypal` (Cyrillic а) -> `paypal`, `rnicrosoft` -> `mlcrosoft`."""
-    text = unicodedata.normalize("NFKD", label.lower())
-    text = "".join(_SINGLE.get(ch, ch) for ch in text if not unicodedata.combining(ch))
+    text = label.lower()
+    text = text.translate(_ASCII_SINGLE) if text.isascii() else _look_alikes(text)
     for pair, single in _PAIRS:
         text = text.replace(pair, single)
     return text
+
+
+def _look_alikes(text: str) -> str:
+    """Each character of the NFKD form replaced by the letter it looks like, combining marks dropped."""
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(_SINGLE.get(ch, ch) for ch in text if not unicodedata.combining(ch))
 
 
 def imitates(label: str, target: str) -> bool:
@@ -101,9 +111,8 @@ def imitates(label: str, target: str) -> bool:
     label, target = label.lower(), target.lower()
     if label == target or len(label) < 4 or len(target) < 4:
         return False
-    if label.replace("-", "") == _plain(target):
-        return False
-    return skeleton(label) == skeleton(target)
+    # Shapes first: they differ for nearly every pair, and the honest spelling only matters where they agree.
+    return skeleton(label) == skeleton(target) and label.replace("-", "") != _plain(target)
 
 
 @lru_cache(maxsize=4096)
