@@ -49,13 +49,15 @@ class ToolInput(BaseModel):
     the schema a client sees lists them as an enum, and leaves the argument out with a single account.
     """
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # Built on first use (`defer_build`), like ToolOutput: a tool that is not offered (the opt-in write groups,
+    # off by default) never pays for its validators at start-up; an offered one is built by the first tools/list.
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, defer_build=True)
 
     account: str | None = Field(None, min_length=1, max_length=64, description="Which account's mailbox to use.")
 
 
 class ToolOutput(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)  # see ToolInput
 
 
 def omitted_when_none(value: object) -> bool:
