@@ -95,11 +95,19 @@ def brand_label(registrable: str) -> str:
     return registrable.split(".", 1)[0]
 
 
-@lru_cache(maxsize=4096)  # the same senders recur across a mailbox; each is checked several times per message
 def email_domain(address: str) -> str | None:
+    # The same senders recur across a mailbox and each is checked several times per message: their domains are
+    # kept, for addresses of a possible length only (254 characters), so mail cannot fill the cache.
+    return _kept_email_domain(address) if len(address) <= 254 else _email_domain(address)
+
+
+def _email_domain(address: str) -> str | None:
     _, at, domain = address.rpartition("@")
     domain = domain.strip().strip(">").rstrip(".")
     return normalize_host(domain) if at and "." in domain else None
+
+
+_kept_email_domain = lru_cache(maxsize=4096)(_email_domain)
 
 
 def named_domains(text: str, limit: int = MAX_NAMED) -> list[str]:

@@ -97,7 +97,8 @@ def lookalike_domain(address: str, display_name: str | None, named_hosts: Iterab
         finding = _imitated_domain(host, own, candidates)
         if finding is not None:
             return finding
-    return _sender_trick(host, (display_name or "")[:200])
+    name = (display_name or "")[:200]
+    return _kept_sender_trick(host, name) if len(host) <= 253 else _sender_trick(host, name)
 
 
 def _imitated_domain(host: str, own: str, candidates: Iterable[str]) -> Finding | None:
@@ -114,9 +115,6 @@ def _imitated_domain(host: str, own: str, candidates: Iterable[str]) -> Finding 
     return None
 
 
-# A function of the sender alone (its host and display name), which recurs across a mailbox: its findings are
-# kept. Finding is immutable, so a kept one can be returned again.
-@lru_cache(maxsize=2048)
 def _sender_trick(host: str, name: str) -> Finding | None:
     """The sender's host letters are a script trick, or its brand label imitates a word of its own name."""
     for label in host.split("."):
@@ -133,6 +131,11 @@ def _sender_trick(host: str, name: str) -> Finding | None:
         if imitates(own_label, word):
             return Finding("lookalike_domain", f"{own} looks like the name {shown_name!r}")
     return None
+
+
+# A function of the sender alone (its host and display name), which recurs across a mailbox: its findings are
+# kept (Finding is immutable), for hosts of a possible length only, so mail cannot fill the cache.
+_kept_sender_trick = lru_cache(maxsize=2048)(_sender_trick)
 
 
 def _shown(host: str) -> str:
