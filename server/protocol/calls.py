@@ -63,18 +63,20 @@ def describe_validation_error(
 ERROR_META_KEY = "gmail-mcp/error"
 
 
-def error_result(error: GmailError, spent: cost.CallCost | None = None) -> types.CallToolResult:
-    """An `isError` result: the category, message and hint as text for the model, and as data in `_meta`.
+def error_result(error: GmailError, spent: cost.CallCost | None = None) -> dict[str, Any]:
+    """An `isError` result in wire form (see `dispatch.call_tool`): the category, message and hint as text for the
+    model, and as data in `_meta`.
 
     Not as structuredContent: clients validate that against the tool's outputSchema even on errors (the
     TypeScript SDK, and so the MCP Inspector, rejects the whole answer), and an error is not a search result.
     """
     text = f"Error ({error.code}): {error.message}\nHint: {error.hint}"
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
-        meta={ERROR_META_KEY: error.to_dict(), COST_META_KEY: (spent or cost.CallCost()).as_meta()},
-        is_error=True,
-    )
+    return {
+        "content": [{"type": "text", "text": text}],
+        "_meta": {ERROR_META_KEY: error.to_dict(), COST_META_KEY: (spent or cost.CallCost()).as_meta()},
+        "isError": True,
+        "resultType": "complete",  # what the model's default writes; 2026-07-28 sessions require it
+    }
 
 
 class ToolCatalog:

@@ -120,7 +120,7 @@ async def test_no_http_object_is_ever_shared_by_concurrent_threads(slow_emulator
 
     async def one(tool: str, arguments: dict) -> None:
         result = await dispatch.call_tool(ctx, tool, arguments)
-        outcomes.append(not result.is_error)
+        outcomes.append(not result["isError"])
 
     for _ in range(2):  # a second round reuses the connections of the first
         async with anyio.create_task_group() as group:
