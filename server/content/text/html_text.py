@@ -354,8 +354,8 @@ class _Converter(TextOutput):
                 data = data.lstrip(" ")
             if not data:
                 return
-        if marked and not buf.marked:
-            self._put(HIDDEN_OPEN)
+        if marked and not buf.marked and not data.isspace():  # white-on-white spaces are kept without a marker
+            self._put(HIDDEN_OPEN)  # (they opened "[hidden]" even in the default text: 'a<span style=color:#fff> ')
             buf.marked = True
         elif not marked:
             self.visible_chars += len(data)
