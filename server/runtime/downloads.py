@@ -48,7 +48,7 @@ def safe_filename(name: str, *, fallback: str = "attachment.bin") -> str:
     stem, dot, extension = text.rpartition(".")
     if not dot or not stem:
         stem, extension = text, ""
-    extension = _clip_bytes(extension, 20)
+    extension = _clip_bytes(extension, 20).rstrip(" ")  # clipping can end it on a space Windows would drop
     suffix = f".{extension}" if extension else ""
     stem = _clip_bytes(stem, MAX_NAME_BYTES - len(suffix.encode("utf-8"))).rstrip(" .") or "attachment"
     return stem + suffix
