@@ -269,11 +269,12 @@ def memory_session(portal, memory_context) -> Iterator[Client]:
 
 async def answer_all(session: Client, context: ToolContext, tool: str, cases: list[Any]) -> list[Any]:
     # JSON objects (and "no arguments") go through the MCP client session; the client itself refuses to send
-    # anything else, so those shapes (arrays, strings, numbers as "arguments") go straight to the dispatcher.
+    # anything else, so those shapes (arrays, strings, numbers as "arguments") go straight to the dispatcher,
+    # whose wire-form answer is read as the client would read it.
     return [
         await session.call_tool(tool, arguments)
         if isinstance(arguments, dict | None)
-        else await dispatch.call_tool(context, tool, arguments)
+        else types.CallToolResult.model_validate(await dispatch.call_tool(context, tool, arguments))
         for arguments in cases
     ]
 
