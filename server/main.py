@@ -249,6 +249,9 @@ def exit_now(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with suppress(Exception):
             stream.flush()
+    channel = sys.modules.get("server.protocol.stdio_pipes")  # loaded only if the stdio channel was opened
+    if channel is not None:  # a forced exit skips the channel's unwind: its pipes must not stay non-blocking
+        channel.restore_blocking()
     os._exit(code)
 
 

@@ -5,13 +5,13 @@ The SDK's `stdio_server()` reads each line and writes each answer through a work
 two thread round trips per request, about a third of the server's CPU for a `ping` and 0.5 ms of every tool
 call. Here the event loop watches the pipes (`connect_read_pipe` / `connect_write_pipe`): a line is parsed in
 the callback that reads it, an answer goes out in the `send` that writes it, and reading pauses while `HIGH_WATER`
-messages wait, as the SDK's rendezvous stream would. Malformed lines are answered here too, with the JSON-RPC
-errors `stdio_guard.error_for_malformed` chooses.
+messages wait (as the SDK's rendezvous stream would) or while answers cannot be written. Malformed lines are
+answered here too, with the JSON-RPC errors `stdio_guard.error_for_malformed` chooses.
 
 Like the SDK, while serving fd 0 reads the null device and fd 1 writes to stderr, so anything else that writes
 to stdout (a library's print, a child process) cannot corrupt the channel; both are restored on exit. Anything
-else (Windows, a terminal, a file, stdout sharing stderr's pipe, whose blocking mode must not change) is served
-by the SDK's transport, with `stdio_guard` in front of it.
+else (Windows, a terminal, a file, one socket for both directions, stdin or stdout shared with stderr, whose
+blocking mode must not change) is served by the SDK's transport, with `stdio_guard` in front of it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import asyncio
 import os
 import stat
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -39,8 +39,10 @@ FLUSH_TIMEOUT_S = 2.0  # at exit, how long answers still buffered may take to re
 
 
 def lean_pipes_usable() -> bool:
-    """True where the event loop can watch stdin and stdout directly (POSIX pipes or sockets, stdout not shared
-    with stderr: a non-blocking stdout would make stderr non-blocking too)."""
+    """True where the event loop can watch stdin and stdout directly: POSIX pipes or sockets, each its own (a
+    socket serving as both, as inetd or socat's EXEC give, reads as "closed" to asyncio's write side), and
+    neither shared with stderr (non-blocking mode is a property of the shared file, so stderr would turn
+    non-blocking too)."""
     if os.name != "posix":
         return False
     try:
@@ -48,7 +50,8 @@ def lean_pipes_usable() -> bool:
     except OSError:
         return False
     piped = all(stat.S_ISFIFO(s.st_mode) or stat.S_ISSOCK(s.st_mode) for s in (ins, outs))
-    return piped and (outs.st_dev, outs.st_ino) != (errs.st_dev, errs.st_ino)
+    files = [(s.st_dev, s.st_ino) for s in (ins, outs, errs)]
+    return piped and len(set(files)) == 3
 
 
 @asynccontextmanager
@@ -67,38 +70,58 @@ async def stdio_channel() -> AsyncIterator[tuple[Any, Any]]:
         yield streams
 
 
+# The wire descriptors of open channels: `restore_blocking` (called by `main.exit_now`) puts them back in blocking
+# mode when the process ends without unwinding the channel (a forced exit after SIGTERM).
+_WIRES_IN_USE: set[int] = set()
+
+
 @asynccontextmanager
 async def pipe_channel(stdin_fd: int = 0, stdout_fd: int = 1) -> AsyncIterator[tuple[Inbox, Outbox]]:
-    """The lean channel over two pipe descriptors, diverted while it serves (see the module docstring)."""
+    """The lean channel over two pipe descriptors, diverted while it serves (see the module docstring).
+
+    The channel keeps a duplicate of each descriptor (its "wire") and gives the transports duplicates of their
+    own, which asyncio closes when the peer does: the wires stay valid until `stdin_fd`/`stdout_fd` point back
+    at them, whatever happened to the transports."""
     loop = asyncio.get_running_loop()
-    wire_in, wire_out = _claim(stdin_fd, os.devnull, os.O_RDONLY), _claim(stdout_fd, None, os.O_WRONLY)
-    write_transport = read_transport = None
+    claimed: list[tuple[int, int]] = []  # (descriptor, its wire)
+    transports: list[asyncio.BaseTransport] = []
     try:
-        write_transport, flow = await loop.connect_write_pipe(_Flow, os.fdopen(wire_out, "wb", buffering=0))
-        outbox = Outbox(write_transport, flow)
+        claimed.append((stdin_fd, _claim(stdin_fd, os.devnull, os.O_RDONLY)))
+        claimed.append((stdout_fd, _claim(stdout_fd, None, os.O_WRONLY)))
+        (_, wire_in), (_, wire_out) = claimed
+        _WIRES_IN_USE.update((wire_in, wire_out))
         inbox = Inbox()
-        read_transport, _ = await loop.connect_read_pipe(
-            lambda: _LineReader(inbox, outbox), os.fdopen(wire_in, "rb", buffering=0)
+        write_transport, flow = await loop.connect_write_pipe(
+            lambda: _Flow(inbox), os.fdopen(os.dup(wire_out), "wb", buffering=0)
         )
+        transports.append(write_transport)
+        outbox = Outbox(write_transport, flow)
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: _LineReader(inbox, outbox), os.fdopen(os.dup(wire_in), "rb", buffering=0)
+        )
+        transports.append(read_transport)
         inbox.attach(read_transport)
         yield inbox, outbox
         await outbox.flush(FLUSH_TIMEOUT_S)
     finally:
-        # The descriptors go back to the wire before the transports close their duplicates (in blocking mode, as
-        # the next user of the wire expects).
-        for wire, fd in ((wire_in, stdin_fd), (wire_out, stdout_fd)):
+        for transport in transports:
+            if not transport.is_closing():  # the peer may have closed it already
+                transport.abort() if isinstance(transport, asyncio.WriteTransport) else transport.close()
+        for fd, wire in reversed(claimed):  # blocking again, as the wire's next user expects; then back in place
+            _WIRES_IN_USE.discard(wire)
             with suppress(OSError):
                 os.set_blocking(wire, True)
+            with suppress(OSError):
                 os.dup2(wire, fd)
-        for transport in (read_transport, write_transport):
-            if transport is not None:
-                transport.abort() if transport is write_transport else transport.close()
-        if read_transport is None:
             with suppress(OSError):
-                os.close(wire_in)
-        if write_transport is None:
-            with suppress(OSError):
-                os.close(wire_out)
+                os.close(wire)
+
+
+def restore_blocking() -> None:
+    """Blocking mode back on the wires of channels still open (the process is about to end without them)."""
+    for wire in list(_WIRES_IN_USE):
+        with suppress(OSError):
+            os.set_blocking(wire, True)
 
 
 def _claim(fd: int, diversion: str | None, mode: int) -> int:
@@ -114,24 +137,42 @@ def _claim(fd: int, diversion: str | None, mode: int) -> int:
 
 
 class Inbox:
-    """The read stream `Server.run` consumes: messages in arrival order, end of stream at EOF."""
+    """The read stream `Server.run` consumes: messages in arrival order, end of stream at EOF.
+
+    Reading pauses while the server lags (`HIGH_WATER` messages waiting) or while answers cannot be written
+    (the client is not reading them): a client that only writes cannot make the server buffer without end."""
 
     def __init__(self) -> None:
         self._items: deque[SessionMessage | Exception] = deque()
         self._ready = asyncio.Event()
         self._ended = False
         self._transport: asyncio.ReadTransport | None = None
-        self._paused = False
+        self._holds: set[str] = set()  # why reading is paused: "backlog", "writer"
 
     def attach(self, transport: asyncio.ReadTransport) -> None:
         self._transport = transport
+        if self._holds:
+            transport.pause_reading()
+
+    def hold(self, reason: str) -> None:
+        if not self._holds and self._transport is not None and not self._transport.is_closing():
+            self._transport.pause_reading()
+        self._holds.add(reason)
+
+    def release(self, reason: str) -> None:
+        self._holds.discard(reason)
+        if not self._holds and self._transport is not None and not self._transport.is_closing():
+            self._transport.resume_reading()
+
+    @property
+    def paused(self) -> bool:
+        return bool(self._holds)
 
     def put(self, item: SessionMessage) -> None:
         self._items.append(item)
         self._ready.set()
-        if len(self._items) >= HIGH_WATER and self._transport is not None and not self._paused:
-            self._paused = True
-            self._transport.pause_reading()
+        if len(self._items) >= HIGH_WATER:
+            self.hold("backlog")
 
     def end(self) -> None:
         self._ended = True
@@ -144,9 +185,8 @@ class Inbox:
             self._ready.clear()
             await self._ready.wait()
         item = self._items.popleft()
-        if self._paused and len(self._items) <= LOW_WATER and self._transport is not None:
-            self._paused = False
-            self._transport.resume_reading()
+        if len(self._items) <= LOW_WATER and "backlog" in self._holds:
+            self.release("backlog")
         return item
 
     async def aclose(self) -> None:
@@ -172,22 +212,27 @@ class Inbox:
 
 
 class _Flow(asyncio.Protocol):
-    """Write-side flow control: `send` waits while the pipe's buffer is over asyncio's high-water mark."""
+    """Write-side flow control: `send` waits, and reading pauses, while the pipe's buffer is over asyncio's
+    high-water mark."""
 
-    def __init__(self) -> None:
+    def __init__(self, inbox: Inbox) -> None:
+        self._inbox = inbox
         self.writable = asyncio.Event()
         self.writable.set()
         self.lost = False
 
     def pause_writing(self) -> None:
         self.writable.clear()
+        self._inbox.hold("writer")
 
     def resume_writing(self) -> None:
         self.writable.set()
+        self._inbox.release("writer")
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
         self.writable.set()
+        self._inbox.release("writer")
 
 
 class Outbox:
@@ -230,10 +275,9 @@ class _LineReader(asyncio.Protocol):
     """Splits stdin into lines (as the SDK's text reader does: \\n, \\r\\n or \\r, invalid UTF-8 replaced) and
     parses each one; a malformed line is answered at once, a blank one ignored."""
 
-    def __init__(self, inbox: Inbox, outbox: Outbox, parse: Callable[[str], Any] | None = None) -> None:
+    def __init__(self, inbox: Inbox, outbox: Outbox) -> None:
         self._inbox = inbox
         self._outbox = outbox
-        self._parse = parse or (lambda text: types.jsonrpc_message_adapter.validate_json(text, by_name=False))
         self._partial = bytearray()
 
     def data_received(self, data: bytes) -> None:
@@ -261,7 +305,7 @@ class _LineReader(asyncio.Protocol):
         if not raw.strip():
             return
         try:
-            message = self._parse(raw.decode("utf-8", "replace"))
+            message = types.jsonrpc_message_adapter.validate_json(raw.decode("utf-8", "replace"), by_name=False)
         except Exception as exc:
             self._answer_malformed(exc)
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -152,10 +153,10 @@ async def test_reading_pauses_while_the_server_lags_and_resumes_when_it_catches_
     async with pipe_channel(wire.stdin_fd, wire.stdout_fd) as (inbox, _):
         wire.send(b"".join(line({**PING, "id": n}) for n in range(count)))
         await anyio.sleep(0.2)  # the loop reads what it may; nothing consumes yet
-        assert inbox._paused and len(inbox._items) <= count
+        assert inbox.paused and len(inbox._items) <= count
         with anyio.fail_after(5):
             ids = [(await inbox.receive()).message.id for _ in range(count)]
-        assert not inbox._paused
+        assert not inbox.paused
     assert ids == list(range(count))
 
 
@@ -170,6 +171,124 @@ async def test_the_descriptors_are_diverted_while_serving_and_restored_after(wir
     assert os.fstat(wire.stdout_fd).st_ino == stdout_before.st_ino
     assert os.get_blocking(wire.stdin_fd) and os.get_blocking(wire.stdout_fd)
     assert [answer["id"] for answer in wire.answers()] == [1]
+
+
+@pytest.mark.anyio
+async def test_descriptors_come_back_even_after_eof_closed_the_transports_and_the_numbers_were_reused(wire):
+    stdin_before = os.fstat(wire.stdin_fd).st_ino
+    async with pipe_channel(wire.stdin_fd, wire.stdout_fd) as (inbox, _):
+        wire.close_input()
+        with anyio.fail_after(5):
+            assert [item async for item in inbox] == []
+        await anyio.sleep(0.05)  # asyncio has closed the read transport's descriptor by now
+        opened = [os.open(os.devnull, os.O_RDONLY) for _ in range(4)]  # a handler reusing freed numbers
+    try:
+        assert os.fstat(wire.stdin_fd).st_ino == stdin_before
+        assert not any(os.path.sameopenfile(wire.stdin_fd, fd) for fd in opened)
+        assert os.get_blocking(wire.stdin_fd)
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+@pytest.mark.anyio
+async def test_a_client_that_writes_junk_and_never_reads_stops_being_read(wire):
+    """Answers to malformed lines pile up in the pipe; once it is full, reading pauses instead of buffering."""
+    junk = b"not json\n" * 20_000
+    async with pipe_channel(wire.stdin_fd, wire.stdout_fd) as (inbox, outbox):
+        os.set_blocking(wire.to_server, False)
+        sent = 0
+        with anyio.move_on_after(3):
+            while sent < 10 * len(junk):
+                try:
+                    sent += os.write(wire.to_server, junk)
+                except BlockingIOError:  # the server stopped reading: our pipe to it is full
+                    await anyio.sleep(0.2)
+                    try:
+                        sent += os.write(wire.to_server, junk)
+                    except BlockingIOError:
+                        break
+                await anyio.sleep(0)
+        assert inbox.paused and not outbox._flow.writable.is_set()
+        assert outbox._transport.get_write_buffer_size() < 1 << 20  # bounded by the pause, not by the client
+        wire.close_input()
+
+
+def test_restore_blocking_puts_open_wires_back_in_blocking_mode():
+    read_end, write_end = os.pipe()
+    try:
+        os.set_blocking(read_end, False)
+        stdio_pipes._WIRES_IN_USE.add(read_end)
+        stdio_pipes.restore_blocking()
+        assert os.get_blocking(read_end)
+    finally:
+        stdio_pipes._WIRES_IN_USE.discard(read_end)
+        os.close(read_end)
+        os.close(write_end)
+
+
+def initialize_line() -> bytes:
+    return line(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+    )
+
+
+def quiet_server_env(tmp_path) -> dict[str, str]:
+    return {**os.environ, "GMAIL_TOKEN_PATH": str(tmp_path / "missing.json"), "GMAIL_MCP_WARM_UP": "0"}
+
+
+def test_a_client_that_quits_closing_both_pipes_leaves_a_clean_exit(tmp_path):
+    for close_stdout_first in (True, False):
+        server = subprocess.Popen(
+            [sys.executable, "-m", "server.main"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=quiet_server_env(tmp_path),
+        )
+        server.stdin.write(initialize_line())
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        pipes = (server.stdout, server.stdin) if close_stdout_first else (server.stdin, server.stdout)
+        for pipe in pipes:
+            pipe.close()
+        assert server.wait(20) == 0
+        assert b"Traceback" not in server.stderr.read()
+        server.stderr.close()
+
+
+def test_one_socket_for_both_directions_is_served_by_the_sdk_transport(tmp_path):
+    """As inetd, systemd's Accept=yes or socat's EXEC give a server: stdin and stdout are one socket."""
+    client, child = socket.socketpair()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "server.main"],
+        stdin=child,
+        stdout=child,
+        stderr=subprocess.DEVNULL,
+        env=quiet_server_env(tmp_path),
+    )
+    child.close()
+    try:
+        client.sendall(initialize_line())
+        client.settimeout(30)
+        answer = b""
+        while not answer.endswith(b"\n"):
+            chunk = client.recv(1 << 16)
+            assert chunk, "the server closed the socket without answering"
+            answer += chunk
+        assert json.loads(answer)["id"] == 1
+    finally:
+        client.close()
+        assert server.wait(20) == 0
 
 
 def test_only_pipes_and_sockets_take_the_lean_path(tmp_path):
