@@ -47,14 +47,28 @@ def defer_sdk_package_inits() -> bool:
 
 
 def _run_init_on_first_miss(module: ModuleType) -> Any:
-    """The package's `__getattr__` until its `__init__` ran: runs it once, then looks the name up as usual."""
+    """The package's `__getattr__` until its `__init__` ran: runs it once, then looks the name up as usual.
+
+    Other threads asking meanwhile wait for the run (the lock) instead of finding the package half-filled; the
+    run's own imports (`from . import types`) see the plain module (`running`); a run that fails is retried by
+    the next miss, and the hook leaves the package only once a run succeeded."""
+    running = False
 
     def __getattr__(name: str) -> Any:
+        nonlocal running
         with _completing:
-            if module.__dict__.get("__getattr__") is __getattr__:
-                del module.__dict__["__getattr__"]  # before running: the `__init__`'s own imports see the plain module
-                module.__spec__.loader.exec_module(module)  # type: ignore[union-attr]
-        return getattr(module, name)
+            if not running and module.__dict__.get("__getattr__") is __getattr__:
+                running = True
+                try:
+                    module.__spec__.loader.exec_module(module)  # type: ignore[union-attr]
+                finally:
+                    running = False
+                if module.__dict__.get("__getattr__") is __getattr__:  # unless the `__init__` defined its own
+                    del module.__dict__["__getattr__"]
+        try:
+            return module.__dict__[name]
+        except KeyError:
+            raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
 
     return __getattr__
 

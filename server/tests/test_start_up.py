@@ -127,6 +127,56 @@ def test_a_name_the_inits_reexport_is_found_once_asked_for() -> None:
     assert seen == {"same_module": True, "objects": [True] * 4, "all": True, "deferred": [False, False]}
 
 
+def test_threads_asking_at_once_wait_for_the_one_run_and_a_failed_run_is_retried() -> None:
+    seen = run_fresh(
+        """
+        import json, sys, threading, time
+        from server.protocol.sdk_packages import deferred, defer_sdk_package_inits
+        defer_sdk_package_inits()
+        package = sys.modules["mcp"]
+        real_loader = package.__spec__.loader
+
+        class FailsOnce:
+            calls = 0
+            def exec_module(self, module):
+                FailsOnce.calls += 1
+                if FailsOnce.calls == 1:
+                    raise RuntimeError("first run fails")
+                time.sleep(0.05)  # a slow run: the other thread asks meanwhile
+                real_loader.exec_module(module)
+
+        package.__spec__.loader = FailsOnce()
+        try:
+            package.Client
+        except RuntimeError:
+            failed_first = True
+        still_deferred = deferred("mcp")
+        found, errors = [], []
+
+        def ask(name):
+            try:
+                found.append(getattr(package, name).__name__)
+            except Exception as error:
+                errors.append(repr(error))
+
+        threads = [threading.Thread(target=ask, args=(name,)) for name in ("Client", "stdio_client")]
+        threads[0].start(); time.sleep(0.01); threads[1].start()
+        for thread in threads:
+            thread.join()
+        print(json.dumps({"failed_first": failed_first, "still_deferred": still_deferred, "found": sorted(found),
+                          "errors": errors, "runs": FailsOnce.calls, "deferred": deferred("mcp")}))
+        """
+    )
+    assert seen == {
+        "failed_first": True,
+        "still_deferred": True,
+        "found": ["Client", "stdio_client"],
+        "errors": [],
+        "runs": 2,
+        "deferred": False,
+    }
+
+
 PROBE = """
 import gc, json, os, sys
 import server.main as entry
