@@ -79,3 +79,37 @@ print(json.dumps(sorted(set({deferred!r}) - set(sys.modules))))
 """
     )
     assert seen == [], "add these to WarmUp._run (server/protocol/warm_up.py)"
+
+
+def test_the_warm_up_builds_every_model_of_the_offered_tools_that_start_up_left_for_first_use() -> None:
+    """Tool models are built on first use (`defer_build`); what a first call would build (the listed tools' models
+    and every model their fields hold) the warm-up builds instead, before any worker thread needs it."""
+    seen = run_fresh(
+        START
+        + """
+from server.protocol.calls import ToolCatalog
+from server.protocol.dispatch import _models_of
+from server.protocol.warm_up import WarmUp
+from server.toolsets.common import build_models
+
+class Idle:
+    names = ["default"]
+    default_name = "default"
+    def warm_up(self):
+        pass
+    def granted_scopes(self, name):
+        return None
+
+catalog = ToolCatalog(Idle())
+models = _models_of(catalog.offered().values())
+before = sum(not model.__pydantic_complete__ for model in models)
+warm_up = WarmUp(Idle(), prepare=lambda: build_models(models))
+warm_up.start()
+warm_up._thread.join(30)
+from server.toolsets.messages.search import SearchResultItem
+from server.toolsets.envelope import Security
+print(json.dumps({"before": before, "after": sum(not model.__pydantic_complete__ for model in models),
+                  "nested": [SearchResultItem.__pydantic_complete__, Security.__pydantic_complete__]}))
+"""
+    )
+    assert seen["before"] > 0 and seen["after"] == 0 and seen["nested"] == [True, True]
