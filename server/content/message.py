@@ -191,7 +191,7 @@ def _int(value: object) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 20:
+    if isinstance(value, str) and value.strip().isdecimal() and len(value.strip()) < 20:  # isdigit: int("¹") raised
         return int(value.strip())
     return None
 

@@ -365,7 +365,8 @@ def parse_header_params(value: object) -> tuple[str, dict[str, str]]:
         base, _, tail = name.partition("*")
         encoded = tail.endswith("*") or tail == ""
         index = tail.rstrip("*")
-        pieces.setdefault(base, {}).setdefault(int(index) if index.isdigit() else 0, (encoded, raw))
+        # isdecimal, not isdigit: int() rejects the superscript digits isdigit accepts ("filename*¹=x")
+        pieces.setdefault(base, {}).setdefault(int(index) if index.isdecimal() else 0, (encoded, raw))
     params = {name: decode_header_value(raw) if "=?" in raw else raw for name, raw in plain.items()}
     for base, parts in pieces.items():
         params[base] = _join_rfc2231([parts[i] for i in sorted(parts)])

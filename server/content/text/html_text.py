@@ -233,7 +233,7 @@ class _Converter(TextOutput):
                 self.bufs[-1].marker = "  " * (depth - 1) + "- "
         elif name in ("ul", "ol"):
             start = attrs.get("start", "")
-            self.lists.append([name == "ol", int(start) - 1 if start.isdigit() and len(start) < 9 else 0])
+            self.lists.append([name == "ol", int(start) - 1 if start.isdecimal() and len(start) < 9 else 0])
             flags |= LIST
         elif name == "table":
             self.rows.append(None)
