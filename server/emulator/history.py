@@ -157,7 +157,7 @@ def parse_history_request(params: dict[str, Sequence[str]]) -> HistoryRequest:
     start = _last(params, "startHistoryId")
     if not start:
         raise invalid_argument("Missing required parameter: startHistoryId")
-    if not start.isdigit():
+    if not start.isdecimal():
         raise invalid_argument(f"Invalid value for startHistoryId: {start}")
     kinds = frozenset(params.get("historyTypes") or HISTORY_TYPES)
     unknown = kinds - set(HISTORY_TYPES)
@@ -166,7 +166,7 @@ def parse_history_request(params: dict[str, Sequence[str]]) -> HistoryRequest:
     raw_max = _last(params, "maxResults")
     max_results = DEFAULT_PAGE_SIZE
     if raw_max:
-        if not raw_max.isdigit() or int(raw_max) < 1:
+        if not raw_max.isdecimal() or int(raw_max) < 1:
             raise invalid_argument(f"Invalid value for maxResults: {raw_max}")
         max_results = min(int(raw_max), MAX_PAGE_SIZE)
     return HistoryRequest(

@@ -273,7 +273,7 @@ def _assign_threads(stored: list[StoredMessage]) -> None:
 
 def _takeout_thread(message: StoredMessage) -> str:
     value = str(message.message.get("X-GM-THRID", "")).strip()
-    return format(int(value), "x") if value.isdigit() and 0 < int(value) < 2**64 else ""
+    return format(int(value), "x") if value.isdecimal() and 0 < int(value) < 2**64 else ""
 
 
 def _collect_labels(stored: list[StoredMessage]) -> dict[str, Label]:

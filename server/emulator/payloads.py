@@ -165,7 +165,7 @@ def find_part(message: Message, part_id: str) -> Message | None:
     part = message
     for piece in part_id.split(".") if part_id else []:
         children = _children(part)
-        if children is None or not piece.isdigit() or int(piece) >= len(children):
+        if children is None or not piece.isdecimal() or int(piece) >= len(children):
             return None
         part = children[int(piece)]
     return part

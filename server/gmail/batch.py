@@ -196,7 +196,7 @@ def parse_part(payload: str) -> tuple[httplib2.Response, str] | None:
     status_line, _, rest = payload.partition("\n")
     fields = status_line.split(" ", 2)  # the reason keeps its "\r", as the library's does: same pairs, same errors
     head, blank, body = rest.partition("\r\n\r\n")  # the library, too, requires CRLF CRLF here
-    if len(fields) != 3 or not blank or not fields[1].isdigit() or "/" not in fields[0]:
+    if len(fields) != 3 or not blank or not fields[1].isdecimal() or "/" not in fields[0]:
         return None
     protocol, status, reason = fields
     response = httplib2.Response({**dict(_header_lines(head)), "status": status})

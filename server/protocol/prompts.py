@@ -58,7 +58,7 @@ def _days(arguments: dict[str, str], default: int) -> int:
     raw = (arguments.get("days") or "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= 365:
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= 365:  # "¹".isdigit(), yet int() refuses it
         raise MCPError(code=INVALID_PARAMS, message=f"days must be a whole number from 1 to 365, got {raw[:20]!r}.")
     return int(raw)
 

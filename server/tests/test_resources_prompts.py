@@ -95,6 +95,8 @@ async def test_prompts_are_listed_and_filled_in(running, mode):
             await client.get_prompt("summarize-thread", {})
         with pytest.raises(MCPError) as bad_days:
             await client.get_prompt("triage-inbox", {"days": "many"})
+        with pytest.raises(MCPError) as superscript_days:  # "¹".isdigit() is true, yet int() refuses it
+            await client.get_prompt("triage-inbox", {"days": "\u00b9"})
     assert set(prompts) == {"triage-inbox", "summarize-thread", "needs-reply"}
     assert [a.name for a in prompts["summarize-thread"].arguments] == ["thread_id"]
     assert prompts["summarize-thread"].arguments[0].required is True
@@ -109,6 +111,7 @@ async def test_prompts_are_listed_and_filled_in(running, mode):
     assert embedded.type == "resource" and embedded.resource.uri == f"gmail://threads/{first.thread_id}"
     assert "Lisbon" in embedded.resource.text
     assert no_thread.value.error.code == -32602 and bad_days.value.error.code == -32602
+    assert superscript_days.value.error.code == -32602
 
 
 @pytest.mark.parametrize("mode", MODES)

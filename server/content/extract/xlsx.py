@@ -217,7 +217,7 @@ class _Sheet:
         kind = self.cell.get("t", "n")
         raw = "".join(self.parts["v"])
         if kind == "s":
-            index = int(raw) if raw.strip().isdigit() else -1
+            index = int(raw) if raw.strip().isdecimal() else -1  # isdecimal: what int() reads ("¹" is a digit)
             return self.strings.get(index)
         if kind == "inlineStr":
             return unescape("".join(self.parts["t"]))
@@ -229,7 +229,7 @@ class _Sheet:
             formula = "".join(self.parts["f"]).strip()
             return f"={formula}" if formula else ""
         style = self.cell.get("s", "0")
-        date_kind = self.styles.get(int(style)) if style.isdigit() else None
+        date_kind = self.styles.get(int(style)) if style.isdecimal() else None
         if date_kind:
             try:
                 iso = serial_to_iso(float(raw), date_kind, self.date1904)
