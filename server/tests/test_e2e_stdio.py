@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.emulator import emulator_env
+from server.tests.support.raw_jsonrpc import INITIALIZED, initialize
 from server.toolsets import ALWAYS_ON_TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -86,17 +87,8 @@ async def test_server_recovers_when_a_token_appears(demo_emulator, tmp_path, mod
 def test_stdout_carries_only_json_rpc_and_eof_exits_cleanly(demo_emulator, tmp_path):
     env = server_env(demo_emulator, demo_emulator.write_token(tmp_path / "token.json"))
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        initialize(),
+        INITIALIZED,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {
             "jsonrpc": "2.0",

@@ -12,13 +12,13 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 from server.main import collect_from_now_on
 from server.protocol.sdk_packages import PACKAGES, defer_sdk_package_inits
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.emulator import emulator_env
+from server.tests.support.raw_jsonrpc import INITIALIZED, initialize, run_fresh
 from server.toolsets import ALWAYS_ON_TOOLS
 
 
@@ -70,19 +70,6 @@ def test_it_does_nothing_where_mcp_is_already_imported() -> None:
     before = {name: sys.modules[name] for name in PACKAGES}
     assert defer_sdk_package_inits() is False
     assert {name: sys.modules[name] for name in PACKAGES} == before and hasattr(mcp, "Client")
-
-
-def run_fresh(code: str) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def test_in_a_fresh_process_the_server_loads_neither_the_client_side_nor_mcpserver() -> None:
@@ -197,17 +184,8 @@ entry.console_main()
 
 def serve_over_stdio(env: dict[str, str], variant: str) -> tuple[list[dict], bytes, list[str], dict]:
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        initialize(),
+        INITIALIZED,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {
             "jsonrpc": "2.0",

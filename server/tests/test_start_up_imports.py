@@ -5,13 +5,9 @@ the start nor a first call waits for it. Checked in fresh interpreters, against 
 from __future__ import annotations
 
 import ast
-import json
-import os
-import subprocess
-import sys
-import textwrap
 
 from server.runtime.config import PROJECT_ROOT
+from server.tests.support.raw_jsonrpc import run_fresh
 
 
 def imported_by_handlers() -> set[str]:
@@ -26,19 +22,6 @@ def imported_by_handlers() -> set[str]:
                     elif isinstance(node, ast.Import):
                         names.update(alias.name for alias in node.names)
     return names
-
-
-def run_fresh(code: str) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 START = """

@@ -22,6 +22,7 @@ from mcp.shared.message import SessionMessage
 from server.protocol import stdio_pipes
 from server.protocol.stdio_pipes import lean_pipes_usable, pipe_channel
 from server.tests.support.platforms import WINDOWS
+from server.tests.support.raw_jsonrpc import INITIALIZED, initialize, line
 
 pytestmark = pytest.mark.skipif(WINDOWS, reason="the lean channel is POSIX-only; Windows uses the SDK's transport")
 
@@ -31,10 +32,6 @@ PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 @pytest.fixture
 def anyio_backend():
     return "asyncio"  # the channel is asyncio's pipe transports (anyio runs the server on asyncio)
-
-
-def line(message: dict, end: bytes = b"\n") -> bytes:
-    return json.dumps(message).encode() + end
 
 
 class Wire:
@@ -227,21 +224,6 @@ def test_restore_blocking_puts_open_wires_back_in_blocking_mode():
         os.close(write_end)
 
 
-def initialize_line() -> bytes:
-    return line(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-    )
-
-
 def quiet_server_env(tmp_path) -> dict[str, str]:
     return {**os.environ, "GMAIL_TOKEN_PATH": str(tmp_path / "missing.json"), "GMAIL_MCP_WARM_UP": "0"}
 
@@ -255,7 +237,7 @@ def test_a_client_that_quits_closing_both_pipes_leaves_a_clean_exit(tmp_path):
             stderr=subprocess.PIPE,
             env=quiet_server_env(tmp_path),
         )
-        server.stdin.write(initialize_line())
+        server.stdin.write(line(initialize()))
         server.stdin.flush()
         assert json.loads(server.stdout.readline())["id"] == 1
         pipes = (server.stdout, server.stdin) if close_stdout_first else (server.stdin, server.stdout)
@@ -278,7 +260,7 @@ def test_one_socket_for_both_directions_is_served_by_the_sdk_transport(tmp_path)
     )
     child.close()
     try:
-        client.sendall(initialize_line())
+        client.sendall(line(initialize()))
         client.settimeout(30)
         answer = b""
         while not answer.endswith(b"\n"):
@@ -323,13 +305,7 @@ def test_only_pipes_and_sockets_take_the_lean_path(tmp_path):
 def test_a_server_whose_stdin_is_a_file_is_served_by_the_sdk_transport(tmp_path):
     """The fallback path end to end: requests from a regular file, answers on a pipe, then EOF ends it."""
     requests = tmp_path / "requests.jsonl"
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
-    lines = [initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"}, {**PING, "id": 2}]
+    lines = [initialize(), INITIALIZED, {**PING, "id": 2}]
     requests.write_bytes(b"".join(line(message) for message in lines) + b"garbage\n")
     env = {**os.environ, "GMAIL_TOKEN_PATH": str(tmp_path / "missing.json"), "GMAIL_MCP_WARM_UP": "0"}
     with open(requests, "rb") as stdin:
