@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from server.errors import GmailError, RateLimitedError, TransientError
+from server.errors import AccountRefusedError, GmailError, RateLimitedError, TransientError
 from server.gmail.batch_parts import ALONGSIDE_ID, ListAlongside, MakePart, batch_name, patience
 from server.gmail.batch_size import AdaptiveBatchSize
 from server.gmail.errors import not_json, translate
@@ -296,7 +296,8 @@ class GmailClient(WriteEndpoints):
             failed = [results[key] for key in pending if isinstance(results[key], GmailError)]
             for error in failed:
                 error.retry_count = retry_count
-            retryable = [error for error in failed if isinstance(error, GmailError) and error.retryable]
+            # failedPrecondition is not retryable for the assistant, but worth one more try (see RetryPolicy)
+            retryable = [error for error in failed if error.retryable or isinstance(error, AccountRefusedError)]
             if retryable:
                 pending = [key for key in pending if results[key] in retryable]
                 log.warning(

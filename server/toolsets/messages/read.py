@@ -15,6 +15,7 @@ from pydantic import Field
 
 from server.content.message import ParsedMessage, parse_message, slice_body, strip_quoted_reply
 from server.content.reply import message_id_header, references_header
+from server.content.sizes import human_size
 from server.content.text.snippets import clean_snippet
 from server.errors import InvalidInputError
 from server.tools import ToolContext, ToolSpec
@@ -211,7 +212,7 @@ def render_message(result: GetMessageResult) -> str:
         lines.append(
             "Attachments: "
             + "; ".join(
-                f"{a.filename} (part {a.part_id}, {a.mime_type}, {a.size} bytes{', inline' if a.inline else ''})"
+                f"{a.filename} (part {a.part_id}, {a.mime_type}, {human_size(a.size)}{', inline' if a.inline else ''})"
                 for a in result.attachments
             )
         )
