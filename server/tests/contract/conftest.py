@@ -59,7 +59,7 @@ def _real_gmail_target(settings: Settings) -> ContractTarget:
         pytest.skip(
             f"the live contract suite changes labels and trashes its own messages: it needs gmail.modify, and the "
             f"token at {settings.token_path} holds {sorted(granted)}. Authorize with: "
-            f"python -m server.auth_cli --scopes modify"
+            f"python -m server.auth_cli --scopes modify (or gmail-mcp-auth --scopes modify); see docs/contract-tests.md"
         )
     http = AuthorizedHttp(credentials, http=httplib2.Http(timeout=60))
     service = build("gmail", "v1", http=http, client_options={"api_endpoint": settings.endpoint}, static_discovery=True)

@@ -1,6 +1,6 @@
 """Contract: what Gmail adds to and changes in a draft. Runs against the emulator (`pytest`) and a real inbox
-(`pytest -m live`). Nothing is sent: the drafts are deleted at cleanup (sending checks stay in the emulator-only
-suites, e.g. test_emulator_drafts.py).
+(`pytest -m live`). Nothing is sent to a real inbox: the drafts are deleted at cleanup, and the one sending check
+is marked EMULATOR ONLY and skips itself against real Gmail.
 """
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from email.utils import parseaddr, parsedate_to_datetime
 
-from server.tests.support.contract import ContractGmail, header
+import pytest
+
+from server.tests.support.contract import ContractGmail, b64url, header
 
 
 def draft_headers(gmail: ContractGmail, draft_id: str) -> dict[str, str]:
@@ -46,3 +48,23 @@ def test_a_from_that_is_not_a_send_as_address_becomes_the_primary_address(gmail:
     draft = gmail.create_draft(bare_draft(gmail, foreign))
 
     assert parseaddr(draft_headers(gmail, draft["id"])["From"])[1].lower() == gmail.owner.lower()
+
+
+def test_sending_files_the_mail_as_sent_from_the_primary_address(gmail: ContractGmail) -> None:
+    """EMULATOR ONLY (it sends mail; the live suite never does): messages.send of a message with a From the account
+    cannot send as files it under SENT alone, From the primary address.
+
+    Evidence: Nango tests/send-message.test.json (2026, Workspace: raw `From: test@example.com`, answer labelIds
+    ["SENT"]) and the draft recordings above (the same From rewrite on drafts.create).
+    """
+    if gmail.target != "emulator":
+        pytest.skip("sends mail: this check runs against the emulator only")
+    raw = bare_draft(gmail, f"Not The Owner <{gmail.marker}@example.invalid>").replace(
+        f"To: {gmail.owner}".encode(), b"To: nobody@example.invalid"
+    )
+    sent = gmail.users.messages().send(userId="me", body={"raw": b64url(raw)}).execute()
+    gmail.messages.append(sent["id"])
+
+    assert sent["labelIds"] == ["SENT"]
+    stored = gmail.get(sent["id"], format="metadata", metadataHeaders=["From"])
+    assert parseaddr(header(stored, "From") or "")[1].lower() == gmail.owner.lower()
