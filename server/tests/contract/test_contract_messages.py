@@ -29,11 +29,10 @@ def test_batch_modify_ignores_an_unknown_id_and_answers_204(gmail: ContractGmail
     listed in docs/contract-tests.md, which this check settles on a real inbox).
     """
     ours = gmail.insert(gmail.compose("batchModify contract"))["id"]
-    label = gmail.create_label()["id"]
     made_up = made_up_id(gmail)
 
     request = gmail.users.messages().batchModify(
-        userId="me", body={"ids": [made_up, ours], "addLabelIds": [label], "removeLabelIds": ["UNREAD"]}
+        userId="me", body={"ids": [made_up, ours], "addLabelIds": ["STARRED"], "removeLabelIds": ["UNREAD"]}
     )
     status, content = status_of(request)
     assert (status, content.strip()) == (204, b"")
@@ -41,7 +40,7 @@ def test_batch_modify_ignores_an_unknown_id_and_answers_204(gmail: ContractGmail
     assert status_of(alone)[0] == 204
 
     labels = set(gmail.get(ours, format="minimal")["labelIds"])
-    assert label in labels and "UNREAD" not in labels
+    assert "STARRED" in labels and "UNREAD" not in labels
     with pytest.raises(HttpError) as caught:
         gmail.get(made_up, format="minimal")
     assert error_of(caught.value)[0] == 404
@@ -49,22 +48,21 @@ def test_batch_modify_ignores_an_unknown_id_and_answers_204(gmail: ContractGmail
 
 def test_trash_removes_inbox_and_untrash_removes_only_trash(gmail: ContractGmail) -> None:
     """messages.trash adds TRASH and takes INBOX away; messages.untrash takes TRASH away and does not put INBOX
-    back (the message lands in All Mail). Other labels stay throughout.
+    back (the message lands in All Mail). Other labels (here SENT: mail to oneself is INBOX and SENT) stay.
 
     Evidence: Nango tests/trash-message.test.json (TRASH added, SENT kept) and tests/untrash-message.test.json
     (TRASH gone, nothing else restored) (2026, Workspace); gauteh/lieer #35 (trash is an action of its own, not
     just a label).
     """
-    label = gmail.create_label()["id"]
-    ours = gmail.insert(gmail.compose("trash contract"), label_ids=["INBOX", "UNREAD", label])["id"]
+    ours = gmail.insert(gmail.compose("trash contract"), label_ids=["INBOX", "UNREAD", "SENT"])["id"]
 
     trashed = gmail.users.messages().trash(userId="me", id=ours).execute()
     for labels in (set(trashed["labelIds"]), set(gmail.get(ours, format="minimal")["labelIds"])):
-        assert "TRASH" in labels and "INBOX" not in labels and label in labels, labels
+        assert "TRASH" in labels and "INBOX" not in labels and "SENT" in labels, labels
 
     restored = gmail.users.messages().untrash(userId="me", id=ours).execute()
     for labels in (set(restored["labelIds"]), set(gmail.get(ours, format="minimal")["labelIds"])):
-        assert "TRASH" not in labels and "INBOX" not in labels and label in labels, labels
+        assert "TRASH" not in labels and "INBOX" not in labels and "SENT" in labels, labels
 
 
 def test_spam_and_trash_are_left_out_unless_asked_for(gmail: ContractGmail) -> None:
