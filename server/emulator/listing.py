@@ -60,8 +60,10 @@ def search_doc(stored: StoredMessage, store: MailStore, text: str) -> SearchDoc:
 
 def _inline_image(part: Message) -> bool:
     """An image shown in the body (cid: reference or inline disposition) rather than attached with a name."""
-    return not part.is_multipart() and part.get_content_maintype() == "image" and (
-        part.get("Content-ID") is not None or part.get_content_disposition() == "inline"
+    return (
+        not part.is_multipart()
+        and part.get_content_maintype() == "image"
+        and (part.get("Content-ID") is not None or part.get_content_disposition() == "inline")
     )
 
 

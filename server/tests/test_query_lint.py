@@ -88,10 +88,10 @@ def test_without_today_or_labels_nothing_is_guessed() -> None:
         "has:yellow-star OR has:blue-info OR has:purple-question",
         "is:muted is:snoozed in:snoozed in:anywhere in:archive in:chats",
         "category:reservations category:purchases category:primary",
-        "label:family-kids label:Family/Kids label:q-a-2024 label:inbox label:\"Project Phoenix\"",
+        'label:family-kids label:Family/Kids label:q-a-2024 label:inbox label:"Project Phoenix"',
         "in:receipts is:receipts",  # a label name after in:
         "label:(receipts OR inbox)",
-        "foo:bar http://x.example -{a b} \"a (b\" ",
+        'foo:bar http://x.example -{a b} "a (b" ',
         "",
     ],
 )
