@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from server.gmail.label_match import Label, close_matches, label_key
+from server.gmail.query import label as gmail_label_term
 
-__all__ = ["LintResult", "QueryProblem", "gmail_label_term", "lint_query"]
+__all__ = ["LintResult", "QueryProblem", "gmail_label_term", "lint_query", "needs_labels"]
 
 
 @dataclass(frozen=True)
@@ -168,11 +169,6 @@ def lint_query(query: str, labels: Sequence[Label] | None = None, today: date | 
     if not problems:
         return LintResult((), None)
     return LintResult(tuple(problems), balanced if balanced != query else None)
-
-
-def gmail_label_term(name: str) -> str:
-    """How Gmail writes a label in a `label:` term: spaces, `/` and `& ( ) " | { }` as dashes."""
-    return "label:" + "-".join(part for part in re.split(r'[\s/&()"|{}-]+', name) if part)
 
 
 def _label_run(text: str) -> str:
@@ -340,3 +336,16 @@ def _balance(query: str) -> tuple[str, list[QueryProblem]]:
         problems.append(QueryProblem("(", f"{len(open_)} bracket(s) are never closed.", None))
     closing = "".join({"(": ")", "{": "}"}[char] for char in reversed(open_))
     return "".join(kept) + closing, problems
+
+
+_NEEDS_LABELS = re.compile(r"(?<![^\s(){}-])(?P<op>label|in|is):(?P<val>\"[^\"]*\"|[^\s(){}\"]+)", re.IGNORECASE)
+
+
+def needs_labels(query: str) -> bool:
+    """True when a `label:`, `in:` or `is:` term names something only the label list can tell apart."""
+    for match in _NEEDS_LABELS.finditer(query):
+        value = match["val"].strip('"').lower()
+        known = _SYSTEM_LABEL_NAMES if match["op"].lower() == "label" else KNOWN_VALUES[match["op"].lower()]
+        if value not in known and not value.startswith(("(", "{", "^", "category_")):
+            return True
+    return False
