@@ -47,9 +47,16 @@ class LabelFilter:
                 ids.append(str(label["id"]))
             else:
                 raise InvalidInputError(
-                    f"No label named {item!r} exists in this mailbox.", hint=unknown_label_hint(item, self._labels())
+                    f"No label named {item!r} exists in this mailbox.", hint=self.unknown_hint(item)
                 )
         return list(dict.fromkeys(ids))
+
+    def unknown_hint(self, wanted: str) -> str:
+        """The closest label names to `wanted` (the kept list; a failure to read it leaves the names out)."""
+        try:
+            return unknown_label_hint(wanted, self._labels())
+        except GmailError:
+            return unknown_label_hint(wanted, [])
 
     def unknown_id(self, error: InvalidInputError, wanted: Sequence[str]) -> GmailError:
         """Gmail's 400 `Invalid label: X` for a `labelIds` entry, as the closest names; other errors unchanged."""
@@ -63,6 +70,20 @@ class LabelFilter:
         return InvalidInputError(
             f"No label with id {unknown!r} exists in this mailbox.", hint=unknown_label_hint(unknown, labels)
         )
+
+    def names(self, label_ids: Sequence[str]) -> list[str]:
+        """User label ids as their names, the rest as they are; reads the cached list only when there is a user
+        label (one labels.list per cache period), and keeps the ids when the list cannot be read."""
+        if not any(USER_LABEL_ID.match(label_id) for label_id in label_ids):
+            return list(label_ids)
+        try:
+            found = [self.find(label_id) if USER_LABEL_ID.match(label_id) else None for label_id in label_ids]
+        except GmailError:
+            return list(label_ids)
+        return [
+            label["name"] if label is not None and isinstance(label.get("name"), str) else label_id
+            for label_id, label in zip(label_ids, found, strict=True)
+        ]
 
     def for_lint(self) -> list[Label] | None:
         """The label list to check a query's `label:` names against; None when it cannot be read."""
