@@ -149,6 +149,7 @@ def test_label_names_match_as_gmail_compares_them():
         {"id": "Label_3", "name": "Family", "type": "user"},
     ]
     assert label_key("Project  phoenix") == label_key("project-phoenix") == "project-phoenix"
+    assert label_key("Q&A (2024)") == label_key("q-a-2024") == label_key("Q|A {2024}")  # Gmail's dash spelling
     assert find_label("inbox", labels)["id"] == "INBOX" and find_label("family-kids", labels)["id"] == "Label_2"
     assert find_label("Label_3", labels)["name"] == "Family" and find_label("Familie", labels) is None
     assert close_matches("Kids", labels) == ["Family/Kids"]

@@ -87,10 +87,11 @@ async def test_a_label_with_brackets_is_found_through_label_ids_and_its_label_te
     id and need no escaping. The empty label: search says so and shows Gmail's dashed form, which finds it."""
     async with connect(running) as client:
         by_ids, id_calls = await call(running, SEARCH, {"query": "", "label_ids": ["Q&A (2024)"]}, client)
+        dashed, _ = await call(running, SEARCH, {"query": "", "label_ids": ["q-a-2024"]}, client)
         term, term_calls = await call(running, SEARCH, {"query": "label:Q&A-(2024)"}, client)
         corrected = term.structured_content["corrected_query"]
         fixed, _ = await call(running, SEARCH, {"query": corrected}, client)
-    assert subjects(by_ids) == ["Q and A session notes"] and id_calls[:2] == [LIST, MESSAGES]
+    assert subjects(by_ids) == subjects(dashed) == ["Q and A session notes"] and id_calls[:2] == [LIST, MESSAGES]
     assert term.is_error is False and subjects(term) == []
     assert corrected == "label:Q-A-2024" and "label_ids" in term.structured_content["hint"]
     assert term_calls == [MESSAGES]  # the label list is kept from the first call
