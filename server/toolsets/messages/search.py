@@ -60,7 +60,7 @@ ENRICH_HEADERS = SUMMARY_HEADERS
 ENRICH_FIELDS = SUMMARY_FIELDS
 EMPTY_RESULT_HINT = (
     "No messages matched. Try fewer or broader terms, drop a filter (newer_than_days, label_ids), check spelling "
-    "of addresses, or add in:anywhere to include archived, spam and trash."
+    "of addresses, or add in:anywhere to include spam and trash (archived mail is always searched)."
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _LABEL_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f]")  # labels go as labelIds: any name a label can have is fine
@@ -73,7 +73,8 @@ class SearchMessagesInput(ToolInput):
         max_length=2000,
         description=(
             "Gmail search box syntax: from:, to:, subject:, label:, is:unread, is:starred, has:attachment, "
-            'filename:, after:2024/01/31, before:, newer_than:2d, larger:5M, "exact phrase", OR, -word, ( ). '
+            "filename:, after:2024/01/31 (dates as YYYY/MM/DD), before:, newer_than:2d (d, m or y), larger:5M, "
+            '"exact phrase", OR, -word, ( ). '
             'May be "" when newer_than_days or label_ids is given.'
         ),
     )
