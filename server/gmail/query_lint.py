@@ -281,7 +281,9 @@ def _find_label_name(value: str, labels: Sequence[Label]) -> str | None:
     wanted = {label_key(value), gmail_label_term(value).casefold()}
     for label in labels:
         name = label.get("name")
-        if isinstance(name, str) and wanted & {label_key(name), gmail_label_term(name).casefold()}:
+        if isinstance(name, str) and (
+            wanted & {label_key(name), gmail_label_term(name).casefold()} or label.get("id") == value
+        ):
             return name
     return None
 

@@ -90,6 +90,7 @@ def test_without_today_or_labels_nothing_is_guessed() -> None:
         "category:reservations category:purchases category:primary",
         'label:family-kids label:Family/Kids label:q-a-2024 label:inbox label:"Project Phoenix"',
         "in:receipts is:receipts",  # a label name after in:
+        "label:Label_4",  # a label's id: never claimed wrong
         "label:(receipts OR inbox)",
         'foo:bar http://x.example -{a b} "a (b" ',
         "",
