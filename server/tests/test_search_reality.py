@@ -88,10 +88,12 @@ async def test_a_label_with_brackets_is_found_through_label_ids_and_its_label_te
     async with connect(running) as client:
         by_ids, id_calls = await call(running, SEARCH, {"query": "", "label_ids": ["Q&A (2024)"]}, client)
         dashed, _ = await call(running, SEARCH, {"query": "", "label_ids": ["q-a-2024"]}, client)
+        other, _ = await call(running, SEARCH, {"query": "", "label_ids": ["Receipts"]}, client)  # not a cached page
         term, term_calls = await call(running, SEARCH, {"query": "label:Q&A-(2024)"}, client)
         corrected = term.structured_content["corrected_query"]
         fixed, _ = await call(running, SEARCH, {"query": corrected}, client)
     assert subjects(by_ids) == subjects(dashed) == ["Q and A session notes"] and id_calls[:2] == [LIST, MESSAGES]
+    assert subjects(other) == ["Newsletter with a picture"]
     assert term.is_error is False and subjects(term) == []
     assert corrected == "label:Q-A-2024" and "label_ids" in term.structured_content["hint"]
     assert term_calls == [MESSAGES]  # the label list is kept from the first call
@@ -190,3 +192,22 @@ async def test_changes_take_a_label_name_and_show_user_labels_by_name(tmp_path):
         and "Did you mean 'Family/Kids'" in error["hint"]
         and [c["path"] for c in calls] == ["/gmail/v1/users/me/labels"]
     )
+
+
+async def test_cached_searches_tell_label_ids_apart_and_follow_label_changes(tmp_path):
+    """labelIds are part of a cached page's key, and a label change since makes a labelIds search run again (as a
+    `label:` term did), so the cache never answers one label's page for another or a stale one."""
+    async with changing_mailbox(tmp_path) as stack:
+        kids, _ = await stack.call(SEARCH, {"query": "", "label_ids": ["Family/Kids"], "max_results": 50})
+        phoenix, _ = await stack.call(SEARCH, {"query": "", "label_ids": ["Project Phoenix"], "max_results": 50})
+        outsider = next(
+            m
+            for m in stack.emulator.store.messages
+            if m.id not in {i["id"] for i in kids.structured_content["messages"]} and "INBOX" in m.label_ids
+        )
+        stack.emulator.modify(outsider.id, add=[stack.emulator.store.label_id("Family/Kids")])
+        again, requests = await stack.call(SEARCH, {"query": "", "label_ids": ["Family/Kids"], "max_results": 50})
+    kid_ids = [item["id"] for item in kids.structured_content["messages"]]
+    assert kid_ids and set(kid_ids).isdisjoint(item["id"] for item in phoenix.structured_content["messages"])
+    assert [item["id"] for item in again.structured_content["messages"]].count(outsider.id) == 1
+    assert any(entry["path"] == "/gmail/v1/users/me/messages" for entry in requests)  # ran again, not cached
