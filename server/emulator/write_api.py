@@ -8,7 +8,8 @@ Each route parses its request the way Gmail does and hands the change to the cha
   alone). Insert files the message under the time it was received, import under its Date header (both follow
   `internalDateSource`). Answers `{id, threadId, labelIds}`.
 - `messages.modify`: `POST .../messages/{id}/modify {addLabelIds, removeLabelIds}` -> `{id, threadId, labelIds}`.
-- `messages.batchModify`: `POST .../messages/batchModify {ids, addLabelIds, removeLabelIds}` -> empty answer.
+- `messages.batchModify`: `POST .../messages/batchModify {ids, addLabelIds, removeLabelIds}` -> empty answer
+  (204), also for ids that name no message: those are passed over, as Gmail does.
 - `messages.delete`: `DELETE .../messages/{id}` -> 204.
 
 `deliver(...)` is the control plane's `POST /_emulator/deliver`: a message that arrives (INBOX, UNREAD unless
