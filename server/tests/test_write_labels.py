@@ -130,16 +130,83 @@ async def test_gmail_only_labels_and_contradictions_are_refused(tmp_path: Path):
         assert writes(stack) == []
 
 
-async def test_unknown_ids_are_named_and_nothing_changes(tmp_path: Path):
+async def test_ids_that_name_no_message_are_named_and_the_rest_are_changed(tmp_path: Path):
+    """Gmail's batchModify answers 204 and passes over ids that match nothing (Nango integration-templates
+    tests/batch-modify-messages.test.json; taylorwilsdon/google_workspace_mcp PR #1047: "Changed 3 messages" when
+    one id matched nothing). The tool checks the ids in one batched read and says exactly what changed."""
+    with write_stack(tmp_path) as stack:
+        report, invoice = ids_of(stack, "Quarterly report", "Invoice 42")
+        stale = "abcdef0123456789"
+        async with Client(stack.server(), mode="auto") as client:
+            await client.call_tool("gmail_list_labels", {})
+            before = len(stack.emulator.requests())
+            result = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report, stale, invoice], "star": True}
+            )
+            assert not result.is_error, result.content[0].text
+            data = result.structured_content
+            assert data["message_count"] == 2 and data["not_found"] == [stale]
+            text = result.content[0].text
+            assert text.startswith("Changed 2 messages") and stale in text and "thread id" in text
+            calls = stack.emulator.requests()[before:]  # /batch/gmail/v1 (a 3-part read), one batchModify
+            assert [entry["path"].rsplit("/", 1)[-1] for entry in calls] == ["v1", "batchModify"]
+            assert len(calls[0]["parts"]) == 3
+            assert {report, invoice} <= await search(client, "is:starred")
+            nothing = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [stale, "0123456789abcdef"], "star": True}
+            )
+            assert nothing.meta["gmail-mcp/error"]["category"] == "not_found"
+            assert stale in nothing.content[0].text and "nothing was changed" in nothing.content[0].text
+            one = await client.call_tool("gmail_modify_messages", {"message_ids": [stale], "star": True})
+            assert one.is_error and stale in one.content[0].text
+        assert [entry["path"].rsplit("/", 1)[-1] for entry in writes(stack)] == ["batchModify", "modify"]
+
+
+async def test_restore_puts_messages_back_where_they_were_when_trashed(tmp_path: Path):
+    """Gmail's trash takes INBOX off and untrash takes only TRASH off (Nango tests/trash-thread.test.json,
+    untrash-thread.test.json): a bare untrash lands in All Mail. The tool reads the history (the INBOX removal
+    recorded with the trash) and puts back in the Inbox only what was there: one history.list, bounded."""
+    with write_stack(tmp_path) as stack:
+        report, invoice = ids_of(stack, "Quarterly report", "Invoice 42")
+        async with Client(stack.server(), mode="auto") as client:
+            await client.call_tool("gmail_modify_messages", {"message_ids": [invoice], "archive": True})
+            trashed = await client.call_tool("gmail_modify_messages", {"message_ids": [report, invoice], "trash": True})
+            assert trashed.structured_content["trashed"] == 2
+            assert not {report, invoice} & await search(client, "in:inbox")
+            before = len(stack.emulator.requests())
+            restored = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report, invoice], "trash": False}
+            )
+            data = restored.structured_content
+            assert data["restored"] == 2 and data["back_in_inbox"] == 1, restored.content[0].text
+            assert "1 back in the Inbox" in restored.content[0].text
+            assert "not in the Inbox when trashed" in restored.content[0].text
+            paths = [entry["path"].rsplit("/", 1)[-1] for entry in stack.emulator.requests()[before:]]
+            assert paths == ["v1", "history", "batchModify", "batchModify"]
+            inbox = await search(client, "in:inbox")
+            assert report in inbox and invoice not in inbox
+            assert not {report, invoice} & await search(client, "in:trash")
+            single = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": True})
+            assert "INBOX" not in single.structured_content["label_ids"]
+            back = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": False})
+            assert (
+                "INBOX" in back.structured_content["label_ids"] and "TRASH" not in back.structured_content["label_ids"]
+            )
+            await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": True})
+            stack.emulator.expire_history()  # Gmail keeps about a week of history
+            unknown = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": False})
+            assert not unknown.is_error and "no longer says" in unknown.content[0].text
+            assert "INBOX" not in unknown.structured_content["label_ids"]
+
+
+async def test_labels_now_names_user_labels(tmp_path: Path):
+    """An assistant reads "Labels now": a user label by its name, never a bare Label_ id."""
     with write_stack(tmp_path) as stack:
         [report] = ids_of(stack, "Quarterly report")
         async with Client(stack.server(), mode="auto") as client:
-            result = await client.call_tool(
-                "gmail_modify_messages", {"message_ids": [report, "abcdef0123456789"], "star": True}
-            )
-            assert result.meta["gmail-mcp/error"]["category"] == "not_found"
-            assert "abcdef0123456789" in result.content[0].text and report not in result.content[0].text
-            assert report not in await search(client, "is:starred")
+            result = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "add_labels": ["Work"]})
+            text = result.content[0].text
+            assert "Work" in result.structured_content["label_ids"] and "Label_" not in text, text
 
 
 async def test_label_changes_are_retried_like_reads(tmp_path: Path):
