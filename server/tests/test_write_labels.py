@@ -7,6 +7,7 @@ nothing; Gmail-only labels refused.
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from mcp.client import Client
 
+from server.tests.support.emulator import gmail_service
 from server.tests.support.writes import WriteStack, write_stack
 
 pytestmark = pytest.mark.anyio
@@ -162,6 +164,26 @@ async def test_ids_that_name_no_message_are_named_and_the_rest_are_changed(tmp_p
         assert [entry["path"].rsplit("/", 1)[-1] for entry in writes(stack)] == ["batchModify", "modify"]
 
 
+async def test_a_thread_id_given_as_a_message_id_is_named_not_counted(tmp_path: Path):
+    """Nango tests/send-draft.test.json: a sent draft keeps the draft's thread id, which then names no message
+    (the draft is gone). Given as a message id, Gmail's batchModify passes over it; the tool names it."""
+    with write_stack(tmp_path) as stack:
+        [report] = ids_of(stack, "Quarterly report")
+        service = gmail_service(stack.emulator, stack.emulator.write_token(tmp_path / "other.json"))
+        raw = base64.urlsafe_b64encode(b"To: bob@example.com\r\nSubject: Lunch\r\n\r\nNoon?\r\n").decode()
+        draft = service.users().drafts().create(userId="me", body={"message": {"raw": raw}}).execute()
+        sent = service.users().drafts().send(userId="me", body={"id": draft["id"]}).execute()
+        thread_id = sent["threadId"]
+        assert thread_id != sent["id"] and thread_id not in stack.emulator.store.by_id
+        async with Client(stack.server(), mode="auto") as client:
+            result = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report, thread_id], "add_labels": ["Work"]}
+            )
+            data = result.structured_content
+            assert data["message_count"] == 1 and data["not_found"] == [thread_id]
+            assert result.content[0].text.startswith("Changed 1 message;") and "thread id" in result.content[0].text
+
+
 async def test_restore_puts_messages_back_where_they_were_when_trashed(tmp_path: Path):
     """Gmail's trash takes INBOX off and untrash takes only TRASH off (Nango tests/trash-thread.test.json,
     untrash-thread.test.json): a bare untrash lands in All Mail. The tool reads the history (the INBOX removal
@@ -179,7 +201,7 @@ async def test_restore_puts_messages_back_where_they_were_when_trashed(tmp_path:
             )
             data = restored.structured_content
             assert data["restored"] == 2 and data["back_in_inbox"] == 1, restored.content[0].text
-            assert "1 back in the Inbox" in restored.content[0].text
+            assert "1 message back in the Inbox, where it was when trashed" in restored.content[0].text
             assert "not in the Inbox when trashed" in restored.content[0].text
             paths = [entry["path"].rsplit("/", 1)[-1] for entry in stack.emulator.requests()[before:]]
             assert paths == ["v1", "history", "batchModify", "batchModify"]
@@ -257,3 +279,20 @@ async def test_a_thousand_ids_go_in_one_batch_modify(tmp_path: Path):
             )
             assert too_many.is_error and "1000" in too_many.content[0].text
         assert len(writes(stack)) == 1
+
+
+def test_the_summary_cache_never_keeps_what_a_write_changes(tmp_path: Path):
+    """The restore reads each message's historyId (its last change): a cached one would be stale after any
+    change, so such reads go to Gmail every time; the summary profile stays cached."""
+    from server.gmail.cache import SUMMARY_FIELDS, SUMMARY_HEADERS, CachedGmail
+
+    with write_stack(tmp_path) as stack:
+        [report] = ids_of(stack, "Quarterly report")
+        cached = CachedGmail(stack.ctx.gmail)
+        first = cached.get_messages_metadata([report], headers=(), fields="id,historyId")[report]
+        stack.emulator.modify(report, add=["STARRED"])
+        again = cached.get_messages_metadata([report], headers=(), fields="id,historyId")[report]
+        assert int(again["historyId"]) > int(first["historyId"])
+        for _ in range(2):
+            cached.get_messages_metadata([report], headers=SUMMARY_HEADERS, fields=SUMMARY_FIELDS)
+        assert sum(entry["path"] == "/batch/gmail/v1" for entry in stack.emulator.requests()) == 3

@@ -214,16 +214,29 @@ def _restore(
             if rest:
                 ctx.gmail.batch_modify(rest, remove=["TRASH"])
     result.back_in_inbox = len(back)
-    unknown = [message_id for message_id in rest if before.get(message_id) is None and message_id in found]
+    if keep_out_of_inbox:
+        return
+    elsewhere = [message_id for message_id in rest if before.get(message_id) is False]
+    unknown = [message_id for message_id in rest if before.get(message_id) is None]
     if back:
-        result.notes.append(f"{len(back)} back in the Inbox, where they were when trashed")
-    if len(rest) > len(unknown) and not keep_out_of_inbox:
-        result.notes.append(f"{len(rest) - len(unknown)} now in All Mail only: they were not in the Inbox when trashed")
-    if unknown and not keep_out_of_inbox:
+        result.notes.append(f"{_count(back)} back in the Inbox, where {_it(back)} when trashed")
+    if elsewhere:
+        result.notes.append(f"{_count(elsewhere)} in All Mail only: {_it(elsewhere, 'not')} in the Inbox when trashed")
+    if unknown:
         result.notes.append(
-            f"{len(unknown)} now in All Mail only (not in the Inbox): Gmail's history no longer says where they were "
-            'before Trash; add_labels=["INBOX"] puts them in the Inbox'
+            f"{_count(unknown)} in All Mail only, not in the Inbox: Gmail's history no longer says where "
+            f'{_it(unknown)} before Trash; add_labels=["INBOX"] puts {"it" if len(unknown) == 1 else "them"} '
+            "in the Inbox"
         )
+
+
+def _count(ids: list[str]) -> str:
+    return "1 message" if len(ids) == 1 else f"{len(ids)} messages"
+
+
+def _it(ids: list[str], negation: str = "") -> str:
+    verb = "it was" if len(ids) == 1 else "they were"
+    return f"{verb} {negation}".rstrip()
 
 
 def _missing_error(missing: list[str]) -> NotFoundError:
