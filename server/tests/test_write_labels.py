@@ -219,6 +219,10 @@ async def test_restore_puts_messages_back_where_they_were_when_trashed(tmp_path:
             unknown = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": False})
             assert not unknown.is_error and "no longer says" in unknown.content[0].text
             assert "INBOX" not in unknown.structured_content["label_ids"]
+            writes_before = len(writes(stack))
+            idle = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": False})
+            assert idle.structured_content["restored"] == 0 and "1 message not in Trash" in idle.content[0].text
+            assert len(writes(stack)) == writes_before  # nothing to untrash: no write at all
 
 
 async def test_labels_now_names_user_labels(tmp_path: Path):

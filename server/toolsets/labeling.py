@@ -149,7 +149,6 @@ def modify_messages(ctx: ToolContext, args: ModifyMessagesInput) -> ModifyMessag
     else:
         _change_many(ctx, message_ids, add, remove, args.trash, result)
     result.trashed = result.message_count if args.trash else 0
-    result.restored = result.message_count if args.trash is False else 0
     return result
 
 
@@ -187,27 +186,42 @@ def _change_many(
         with audited(ctx, TOOL, "trash", ids=targets):
             ctx.gmail.batch_modify(targets, add=["TRASH"], remove=["INBOX"])  # as messages.trash does
     elif trash is False:
-        _restore(ctx, targets, found, keep_out_of_inbox="INBOX" in remove, result=result)
+        _restore(ctx, targets, found, keep_out_of_inbox="INBOX" in remove, only=not (add or remove), result=result)
 
 
 def _restore(
     ctx: ToolContext,
     targets: list[str],
-    found: dict[str, int],
+    found: dict[str, dict[str, Any]],
     *,
     keep_out_of_inbox: bool,
+    only: bool,
     result: ModifyMessagesResult,
 ) -> None:
-    """Out of Trash and back where each message was when it was trashed (the Inbox or All Mail)."""
-    before = {} if keep_out_of_inbox else inbox_before_trash(ctx, found)
-    back = [message_id for message_id in targets if before.get(message_id) is True]
-    rest = [message_id for message_id in targets if message_id not in back]
-    with audited(ctx, TOOL, "untrash", ids=targets, back_to_inbox=back):
+    """Out of Trash and back where each message was when it was trashed (the Inbox or All Mail); a message
+    not in Trash is left as it is."""
+    idle = [message_id for message_id in targets if message_id in found and "TRASH" not in _labels(found[message_id])]
+    to_restore = [message_id for message_id in targets if message_id not in idle]
+    if idle:
+        result.notes.append(f"{_count(idle)} not in Trash: left as {_it(idle)}")
         if len(targets) == 1:
-            label_ids = list(ctx.gmail.untrash_message(targets[0]).get("labelIds") or [])
+            result.label_ids = _label_names(ctx, _labels(found[targets[0]]))
+    if only:
+        result.message_count = len([message_id for message_id in to_restore if message_id in found])
+    result.restored = len(to_restore)
+    if not to_restore:
+        return
+    history_ids = {message_id: _history_id(found[message_id]) for message_id in to_restore if message_id in found}
+    before = {} if keep_out_of_inbox else inbox_before_trash(ctx, history_ids)
+    back = [message_id for message_id in to_restore if before.get(message_id) is True]
+    rest = [message_id for message_id in to_restore if message_id not in back]
+    with audited(ctx, TOOL, "untrash", ids=to_restore, back_to_inbox=back):
+        if len(to_restore) == 1:
+            label_ids = list(ctx.gmail.untrash_message(to_restore[0]).get("labelIds") or [])
             if back:
-                label_ids = list(ctx.gmail.modify_message(targets[0], add=["INBOX"]).get("labelIds") or [])
-            result.label_ids = _label_names(ctx, label_ids)
+                label_ids = list(ctx.gmail.modify_message(to_restore[0], add=["INBOX"]).get("labelIds") or [])
+            if len(targets) == 1:
+                result.label_ids = _label_names(ctx, label_ids)
         else:
             if back:
                 ctx.gmail.batch_modify(back, add=["INBOX"], remove=["TRASH"])
@@ -228,6 +242,16 @@ def _restore(
             f'{_it(unknown)} before Trash; add_labels=["INBOX"] puts {"it" if len(unknown) == 1 else "them"} '
             "in the Inbox"
         )
+
+
+def _labels(resource: dict[str, Any]) -> list[Any]:
+    labels = resource.get("labelIds")
+    return list(labels) if isinstance(labels, list) else []
+
+
+def _history_id(resource: dict[str, Any]) -> int:
+    value = str(resource.get("historyId") or "")
+    return int(value) if value.isdecimal() else 0
 
 
 def _count(ids: list[str]) -> str:

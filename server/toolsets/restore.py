@@ -23,11 +23,12 @@ MAX_HISTORY_PAGES = 2  # 500 records each: 4 quota units at most
 LABEL_TYPES = ("labelAdded", "labelRemoved")
 
 
-def existing(ctx: ToolContext, message_ids: Sequence[str]) -> tuple[dict[str, int], list[str], list[str]]:
-    """One batched read of the ids: ({id: historyId} of those that exist, ids that name no message, ids that
-    could not be checked). A thread id given as a message id names no message unless it is its first one's."""
-    answers = ctx.gmail.get_messages_metadata(list(message_ids), headers=(), fields="id,historyId")
-    found: dict[str, int] = {}
+def existing(ctx: ToolContext, message_ids: Sequence[str]) -> tuple[dict[str, dict[str, Any]], list[str], list[str]]:
+    """One batched read of the ids (never cached: labels and historyId change): ({id: {id, historyId, labelIds}}
+    of those that exist, ids that name no message, ids that could not be checked). A thread id given as a
+    message id names no message unless it is its first message's (a sent draft's thread id names none)."""
+    answers = ctx.gmail.get_messages_metadata(list(message_ids), headers=(), fields="id,historyId,labelIds")
+    found: dict[str, dict[str, Any]] = {}
     missing: list[str] = []
     unchecked: list[str] = []
     for message_id in message_ids:
@@ -35,10 +36,7 @@ def existing(ctx: ToolContext, message_ids: Sequence[str]) -> tuple[dict[str, in
         if isinstance(answer, NotFoundError):
             missing.append(message_id)
         elif isinstance(answer, dict):
-            try:
-                found[message_id] = int(answer.get("historyId") or 0)
-            except (TypeError, ValueError):
-                found[message_id] = 0
+            found[message_id] = answer
         else:
             unchecked.append(message_id)
     return found, missing, unchecked
