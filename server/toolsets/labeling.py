@@ -238,7 +238,7 @@ def _restore(
         result.notes.append(f"{_count(elsewhere)} in All Mail only: {_it(elsewhere, 'not')} in the Inbox when trashed")
     if unknown:
         result.notes.append(
-            f"{_count(unknown)} in All Mail only, not in the Inbox: Gmail's history no longer says where "
+            f"{_count(unknown)} in All Mail only, not in the Inbox: the Gmail history read does not show where "
             f'{_it(unknown)} before Trash; add_labels=["INBOX"] puts {"it" if len(unknown) == 1 else "them"} '
             "in the Inbox"
         )
