@@ -103,10 +103,12 @@ def named_tools(result: Any) -> set[str]:
     return set(TOOL_NAME.findall(text))
 
 
-@pytest.mark.parametrize("enabled", [frozenset({"drafts"}), frozenset({"send"}), frozenset({"drafts", "send"})])
+@pytest.mark.parametrize(
+    "enabled", [frozenset({"drafts"}), frozenset({"send"}), frozenset({"drafts", "send"}), frozenset({"labels"})]
+)
 async def test_write_answers_name_only_tools_the_server_offers(tmp_path: Path, enabled: frozenset[str]):
     """Drafts without send: no answer points to gmail_send_draft; send without drafts: none to gmail_update_draft
-    or gmail_list_drafts. Every answer and hint of the write tools is checked against tools/list."""
+    or gmail_list_drafts; labels alone: only read tools. Every answer and hint is checked against tools/list."""
     with write_stack(tmp_path) as stack:
         # a draft without recipients, saved by another Gmail client (as the person would in Gmail)
         service = gmail_service(stack.emulator, stack.emulator.write_token(tmp_path / "other.json"))
@@ -127,6 +129,15 @@ async def test_write_answers_name_only_tools_the_server_offers(tmp_path: Path, e
             if "gmail_send_draft" in offered:
                 answers.append(await client.call_tool("gmail_send_draft", {"draft_id": empty_draft}))
                 answers.append(await client.call_tool("gmail_send_draft", {"draft_id": "r0000000000000000001"}))
+            if "gmail_modify_messages" in offered:
+                stale = "abcdef0123456789"
+                for arguments in (
+                    {"message_ids": [original(stack).id, stale], "star": True},
+                    {"message_ids": [stale], "star": True},
+                    {"message_ids": [original(stack).id], "add_labels": ["No such label"]},
+                    {"message_ids": [original(stack).id], "trash": False},
+                ):
+                    answers.append(await client.call_tool("gmail_modify_messages", arguments))
             assert answers
             for answer in answers:
                 assert named_tools(answer) <= offered, (answer.content[0].text, offered)
