@@ -210,7 +210,10 @@ async def test_restore_puts_messages_back_where_they_were_when_trashed(tmp_path:
             assert not {report, invoice} & await search(client, "in:trash")
             single = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": True})
             assert "INBOX" not in single.structured_content["label_ids"]
+            before = len(stack.emulator.requests())
             back = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": False})
+            paths = [entry["path"].rsplit("/", 1)[-1] for entry in stack.emulator.requests()[before:]]
+            assert paths == ["v1", "history", "modify"]  # read, history, then out of Trash into the Inbox at once
             assert (
                 "INBOX" in back.structured_content["label_ids"] and "TRASH" not in back.structured_content["label_ids"]
             )

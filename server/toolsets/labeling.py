@@ -216,10 +216,12 @@ def _restore(
     back = [message_id for message_id in to_restore if before.get(message_id) is True]
     rest = [message_id for message_id in to_restore if message_id not in back]
     with audited(ctx, TOOL, "untrash", ids=to_restore, back_to_inbox=back):
-        if len(to_restore) == 1:
-            label_ids = list(ctx.gmail.untrash_message(to_restore[0]).get("labelIds") or [])
+        if len(to_restore) == 1:  # one request either way: untrash, or out of Trash and into the Inbox at once
             if back:
-                label_ids = list(ctx.gmail.modify_message(to_restore[0], add=["INBOX"]).get("labelIds") or [])
+                answer = ctx.gmail.modify_message(to_restore[0], add=["INBOX"], remove=["TRASH"])
+            else:
+                answer = ctx.gmail.untrash_message(to_restore[0])
+            label_ids = list(answer.get("labelIds") or [])
             if len(targets) == 1:
                 result.label_ids = _label_names(ctx, label_ids)
         else:
