@@ -303,3 +303,28 @@ def test_the_summary_cache_never_keeps_what_a_write_changes(tmp_path: Path):
         for _ in range(2):
             cached.get_messages_metadata([report], headers=SUMMARY_HEADERS, fields=SUMMARY_FIELDS)
         assert sum(entry["path"] == "/batch/gmail/v1" for entry in stack.emulator.requests()) == 3
+
+
+@pytest.mark.parametrize(
+    "changes, expected",
+    [
+        ([(["TRASH"], ["INBOX"])], True),  # one record, as the emulator writes it
+        ([(["TRASH"], []), ([], ["INBOX"])], True),  # should Gmail split the two, the next record
+        ([([], ["INBOX"]), (["TRASH"], [])], False),  # archived earlier, then trashed: not back to the Inbox
+        ([(["TRASH"], ["INBOX"]), ([], ["TRASH"])], None),  # restored since: the history read does not say
+        ([(["TRASH"], ["INBOX"]), ([], ["TRASH"]), (["TRASH"], [])], False),  # the last trash decides
+        ([([], ["UNREAD"])], None),  # no trash seen
+    ],
+)
+def test_where_a_message_was_when_trashed(changes: list[tuple[list[str], list[str]]], expected: bool | None):
+    from server.toolsets.restore import _was_in_inbox
+
+    def entry(labels: list[str]) -> list[dict]:
+        return [{"message": {"id": "m1", "threadId": "t1"}, "labelIds": labels}] if labels else []
+
+    other = {"id": "1", "labelsAdded": [{"message": {"id": "m2"}, "labelIds": ["TRASH"]}]}
+    records = [other] + [
+        {"id": str(n + 2), "labelsAdded": entry(added), "labelsRemoved": entry(removed)}
+        for n, (added, removed) in enumerate(changes)
+    ]
+    assert _was_in_inbox(records, "m1") is expected
