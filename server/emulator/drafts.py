@@ -295,7 +295,9 @@ class DraftRoutes:
         return minimal(self._relabel(message_id, add=["TRASH"], remove=["INBOX"]))
 
     def _untrash(self, _request: _Request, message_id: str) -> dict[str, Any]:
-        return minimal(self._relabel(message_id, remove=["TRASH"]))
+        """Answered as format=minimal (snippet, sizeEstimate, historyId, internalDate too), where trash answers
+        only {id, threadId, labelIds} (Nango tests/untrash-message.test.json, trash-message.test.json)."""
+        return self.render(self._relabel(message_id, remove=["TRASH"]), {}, "minimal")
 
     def _relabel(self, message_id: str, *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> StoredMessage:
         with self.changes.lock:

@@ -104,3 +104,14 @@ def test_mail_sent_to_oneself_lands_in_inbox_unread(emulator: Emulator, service:
     assert set(sent["labelIds"]) == {"SENT", "INBOX", "UNREAD"}
     other = b"To: test@example.com\r\nSubject: Test Email\r\n\r\nBody.\r\n"
     assert service.users().messages().send(userId="me", body={"raw": b64(other)}).execute()["labelIds"] == ["SENT"]
+
+
+def test_modify_and_untrash_answer_the_minimal_message_trash_only_its_labels(emulator: Emulator, service: Any):
+    """tests/modify-message.test.json and untrash-message.test.json answer {id, threadId, labelIds, snippet,
+    sizeEstimate, historyId, internalDate}; tests/trash-message.test.json answers {id, threadId, labelIds}."""
+    target = inbox_message(emulator).id
+    messages = service.users().messages()
+    minimal = {"id", "threadId", "labelIds", "snippet", "sizeEstimate", "historyId", "internalDate"}
+    assert set(messages.modify(userId="me", id=target, body={"addLabelIds": ["STARRED"]}).execute()) == minimal
+    assert set(messages.trash(userId="me", id=target).execute()) == {"id", "threadId", "labelIds"}
+    assert set(messages.untrash(userId="me", id=target).execute()) == minimal
