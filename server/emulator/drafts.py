@@ -13,6 +13,7 @@ Routes (below `users/{userId}/`):
     POST   messages/{id}/trash | /untrash   -> {id, threadId, labelIds}
     GET    settings/sendAs       {sendAs: [{sendAsEmail, displayName, isPrimary, isDefault, ...}]}
     POST   labels                {name} -> the new label (409 when the name exists)
+    DELETE labels/{id}           204; the label leaves every message (a system label: 400; unknown: 404)
 
 Threading follows Gmail's rule for drafts and sends: the message joins `threadId` only when it cites a message of
 that thread in In-Reply-To/References AND its subject matches once Re:/Fwd: prefixes are set aside; otherwise
@@ -77,6 +78,7 @@ class DraftRoutes:
             ("POST", r"^messages/([^/]+)/untrash$", self._untrash),
             ("GET", r"^settings/sendAs$", self._send_as),
             ("POST", r"^labels$", self._create_label),
+            ("DELETE", r"^labels/([^/]+)$", self._delete_label),
         ]
         self._routes = [(method, re.compile(pattern), handler) for method, pattern, handler in routes]
         self._uploads = {self._create, self._update, self._send_message}
@@ -336,6 +338,21 @@ class DraftRoutes:
             label = Label(user_label_id(name), name, "user")
             self.store.labels = {**self.store.labels, label.id: label}
         return label.resource()
+
+    def _delete_label(self, _request: _Request, label_id: str) -> None:
+        """labels.delete answers 204 with no body (Nango integration-templates tests/delete-label.test.json, 2026);
+        the label is taken off the messages that had it."""
+        with self.changes.lock:
+            label = self.store.labels.get(label_id)
+            if label is None:
+                raise not_found()
+            if label.type != "user":
+                raise invalid_argument("Invalid delete request")
+            holders = [stored.id for stored in self.store.by_id.values() if label_id in stored.label_ids]
+            if holders:
+                self.changes.modify_many(holders, remove=[label_id])
+            self.store.labels = {key: value for key, value in self.store.labels.items() if key != label_id}
+        return None
 
 
 def send_as_entry(address: str, display_name: str = "") -> dict[str, Any]:
