@@ -17,6 +17,7 @@ no control or IPA characters.
 
 from __future__ import annotations
 
+import codecs
 import re
 from functools import lru_cache
 
@@ -111,9 +112,26 @@ def _byte_table(codec: str) -> dict[int, int] | None:
             table.setdefault(ord(char), byte)
         for byte in range(0x80, 0xA0):  # a C1 control is never text: the byte of the same number (Latin-1)
             table.setdefault(byte, byte)
+        for code in range(0x80, 0x100):  # a Latin-1 character this codec has no byte for: made unencodable
+            table.setdefault(code, 0x100)
         return table
     except (LookupError, ValueError, TypeError):
         return None
+
+
+_C1 = re.compile("[\x80-\x9f]")
+
+
+@lru_cache(maxsize=64)
+def _charmap(codec: str) -> object:
+    """A C encoding map for `codec` (undefined bytes from the character of the same number)."""
+    chars = []
+    for byte in range(256):
+        try:
+            chars.append(bytes((byte,)).decode(codec))
+        except UnicodeDecodeError:
+            chars.append(chr(byte))
+    return codecs.charmap_build("".join(chars))
 
 
 def single_byte(codec: str | None) -> bool:
@@ -138,19 +156,15 @@ def repair_utf8_mojibake(text: str, codec: str | None = "cp1252") -> str | None:
     table = _byte_table(codec) if single_byte(codec) else None
     if table is None:
         return None
-    rebuilt = bytearray()
-    for char in text:
-        code = ord(char)
-        if code < 0x80:
-            rebuilt.append(code)
-            continue
-        byte = table.get(code)
-        if byte is None:
-            return None  # a character the declared charset cannot hold: not a single-byte reading of UTF-8
-        rebuilt.append(byte)
     try:
-        repaired = bytes(rebuilt).decode("utf-8")
-    except UnicodeDecodeError:
+        if _C1.search(text):
+            # Characters become their bytes' code points; one the charset cannot hold stays above U+00FF (or is
+            # made U+0100) and fails the encoding: then this is no single-byte reading of UTF-8.
+            data = text.translate(table).encode("latin-1")
+        else:  # the usual case, in C: C1 controls are the only extra mappings the charmap lacks
+            data = codecs.charmap_encode(text, "strict", _charmap(codec))[0]
+        repaired = data.decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
         return None
     if repaired == text or _IMPLAUSIBLE.search(repaired):
         return None
