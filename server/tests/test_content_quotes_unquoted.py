@@ -30,6 +30,14 @@ ATTRIBUTIONS = [
     "2025年4月30日(水) 15:19 山田太郎 <t@example.jp>:",
     "张三 <z@example.cn> 于2025年4月30日周三 15:19写道：",
     "2025년 4월 30일 (수) 오후 3:19, 홍길동 <h@example.kr>님이 작성:",
+    # Apple Mail in other languages, a bare name before or after the verb
+    "Am 03.04.2012 um 16:19 schrieb bob:",
+    "Le 3 avr. 2012 à 16:19, bob a écrit :",
+    "El 3 abr 2012, a las 16:19, bob escribió:",
+    "Op 3 apr. 2012 om 16:19 heeft bob het volgende geschreven:",
+    "Il giorno 3 apr 2012, alle ore 16:19, bob ha scritto:",
+    "3 apr. 2012 kl. 16:19 skrev bob:",
+    "W dniu 3.04.2012 o 16:19, bob pisze:",
 ]
 
 
@@ -62,6 +70,7 @@ def test_an_outlook_header_block_in_any_language_starts_history(block: str) -> N
 AUTHOR_ONLY = [
     "Look at this log.\n\nOn Apr 3, 2012 at 4:19 PM, the server wrote:\n\nERROR disk full\nretrying",
     "On Monday at 4:19 PM, we wrote:\nthe numbers are final.",
+    "Protokoll:\n\nAm 03.04.2012 um 16:19 schrieb der Server:\n\nFestplatte voll\nNeustart",
     "Itinerary\nFrom: New York City\nDate: May 3, 10:30\nTo: Boston\n\nBring the tickets.",
     "Notes from 2025-04-30 15:19 meeting with John <john@example.com>:\nbudget approved\nhiring paused",
 ]

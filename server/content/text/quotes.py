@@ -246,22 +246,59 @@ def _verb_context(prefix: str, tail: str, *, named: bool = False) -> bool:
     after = tail.split()
     if not after or any(c in tail for c in "@0123456789"):
         return True
-    return len(after) <= 6 and not after[0][:1].islower()
+    return len(after) <= 6 and (named or not after[0][:1].islower())
 
 
+# Articles and pronouns (a few languages): "the server wrote", "der Server schrieb" are no writer's name.
 _NOT_NAMES = frozenset(
-    ["the", "a", "an", "we", "i", "you", "he", "she", "they", "it", "this", "that", "our", "my", "your", "his", "her"]
+    [
+        "the",
+        "a",
+        "an",
+        "we",
+        "i",
+        "you",
+        "he",
+        "she",
+        "they",
+        "it",
+        "this",
+        "that",
+        "our",
+        "my",
+        "your",
+        "his",
+        "her",
+        "der",
+        "die",
+        "das",
+        "ich",
+        "wir",
+        "le",
+        "la",
+        "les",
+        "je",
+        "nous",
+        "el",
+        "los",
+        "il",
+        "het",
+        "ik",
+        "jag",
+        "vi",
+    ]
 )
 
 
 def _bare_name(span: str, verb: re.Match[str]) -> bool:
-    """Whether one to three words, none a pronoun or article, stand between the last time and the verb:
-    "..., at 4:19 PM, bob wrote:", not "..., at 4:19 PM, the server wrote:"."""
+    """Whether one to three words, none a pronoun or article, name the writer next to the verb after the last
+    time: "..., at 4:19 PM, bob wrote:", "... um 16:19 schrieb bob:"; not "..., at 4:19 PM, the server wrote:"."""
     times = list(_TIME.finditer(span, 0, verb.start()))
     if not times:
         return False
-    words = span[times[-1].end() : verb.start()].replace(",", " ").split()
-    words = words[1:] if words[:1] and words[0].lower() in ("am", "pm", "a.m.", "p.m.") else words
+    between = span[times[-1].end() : verb.start()].replace(",", " ").split()
+    between = [word for word in between if word.lower() not in ("am", "pm", "a.m.", "p.m.", "uhr", "h")]
+    words = between or verb.group("tail").replace(",", " ").split()
     return 1 <= len(words) <= 3 and not any(word.lower() in _NOT_NAMES for word in words)
 
 
