@@ -250,44 +250,11 @@ def _verb_context(prefix: str, tail: str, *, named: bool = False) -> bool:
 
 
 # Articles and pronouns (a few languages): "the server wrote", "der Server schrieb" are no writer's name.
-_NOT_NAMES = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "we",
-        "i",
-        "you",
-        "he",
-        "she",
-        "they",
-        "it",
-        "this",
-        "that",
-        "our",
-        "my",
-        "your",
-        "his",
-        "her",
-        "der",
-        "die",
-        "das",
-        "ich",
-        "wir",
-        "le",
-        "la",
-        "les",
-        "je",
-        "nous",
-        "el",
-        "los",
-        "il",
-        "het",
-        "ik",
-        "jag",
-        "vi",
-    ]
+_NOT_NAME_WORDS = (
+    "the a an we i you he she they it this that our my your his her der die das ich wir le la les je nous el los il "
+    "het ik jag vi"
 )
+_NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 
 
 def _bare_name(span: str, verb: re.Match[str]) -> bool:
