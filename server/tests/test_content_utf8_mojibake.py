@@ -91,6 +91,11 @@ def test_repair_needs_the_whole_text_to_round_trip() -> None:
         ("Grüße aus München", "Grüße aus München"),
         ("Привет, как дела", "Привет, как дела"),
         ("Café — =?utf-8?B?SGk=?= is literal", "Café — =?utf-8?B?SGk=?= is literal"),
+        # legacy 8-bit header bytes read as Latin-1
+        ("会议通知：明天上午十点".encode("gb18030").decode("latin-1"), "会议通知：明天上午十点"),
+        ("打ち合わせの件について".encode("cp932").decode("latin-1"), "打ち合わせの件について"),
+        ("Réunion à été déplacée à jeudi", "Réunion à été déplacée à jeudi"),
+        ("Ça coûte très cher, déjà payé", "Ça coûte très cher, déjà payé"),
     ],
 )
 def test_header_values_served_decoded_are_repaired_and_never_decoded_twice(value: str, expected: str) -> None:

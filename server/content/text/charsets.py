@@ -305,7 +305,8 @@ def _repair_header(text: str) -> str:
         repaired = repair_utf8_mojibake(text, codec)
         if repaired is not None:
             return repaired
-    return text
+    recovered = undo_mojibake(text)  # GBK, Shift_JIS, cp1251... 8-bit header bytes Gmail read as Latin-1
+    return recovered[0] if recovered else text
 
 
 def _flush(pending: list[tuple[str | None, bytes]], out: list[str]) -> None:
