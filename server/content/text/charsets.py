@@ -3,8 +3,9 @@
 Every function here is total: bad bytes, unknown charset names and malformed encoded words give readable text
 (with U+FFFD at worst), never an exception. No I/O.
 
-Decoding order (`decode_text`): strict UTF-8 (Gmail often re-encodes text parts to UTF-8 but keeps the original
-charset in the header; mislabelled legacy text it re-encoded through Windows-1252 is rebuilt, see mojibake.py),
+Decoding order (`decode_text`): strict UTF-8 (Gmail re-encodes text parts to UTF-8 from the declared charset but
+keeps the original charset in the header; UTF-8 it converted from a single-byte label, and mislabelled legacy text
+it re-encoded through Windows-1252, are rebuilt, see mojibake.py),
 then the declared charset through its superset alias, then a byte-level guess scored by how plausible the decoded
 text is, then replacement characters.
 """
