@@ -53,6 +53,7 @@ BLOCKS = [
     "От: Иван Петров <ivan@example.ru>\nОтправлено: 30 апреля 2025 г. 15:19\nКому: Петр <p@example.ru>\nТема: Привет",
     "От: Иван Петров\nОтправлено: \u200eсреда\u200e, \u200e30\u200e апреля 2025 г. 15:19\nКому: Петр\nТема: Привет",
     "От: ivan@example.ru\nОтправлено: 30 апреля 2025 г. 15:19\nКому: p@example.ru",
+    "От: Иван\nОтправлено: 30 апреля 2025 г. 15:19\nКому: Петр\nТема: Счёт",  # Windows Mail: first names only
     "От кого: Иван <ivan@example.ru>\nДата: 30 апреля 2025 г. 15:19\nКому: p@example.ru\nТема: Привет",
     "Von: Hans Muster <h@example.de>\nGesendet: Mittwoch, 30. April 2025 15:19\nAn: Petra <p@example.de>",
     "Von: Hans Muster <h@example.de>\n\nGesendet: Mittwoch, 30. April 2025 15:19\n\nAn: Petra\n\nBetreff: Hallo",

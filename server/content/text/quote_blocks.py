@@ -124,10 +124,12 @@ def _header_block(lines: list[str], index: int) -> bool:
         at += 1
     if not {"from", "date"} <= kinds.keys() or not any(ch.isdigit() for ch in kinds["date"]):
         return False
+    timed = TIME.search(kinds["date"]) is not None
     if "subject" in kinds:
-        return _mailbox(kinds["from"])
+        # Windows Mail names the sender by first name only ("От: Иван"): all four keys and a time show it is mail.
+        return _mailbox(kinds["from"]) or ("to" in kinds and timed and bool(kinds["from"].strip()))
     # Windows Mail and some Outlook forms leave the subject out: then an address and a time must show it is mail.
-    return "to" in kinds and "@" in kinds["from"] + kinds["to"] and TIME.search(kinds["date"]) is not None
+    return "to" in kinds and "@" in kinds["from"] + kinds["to"] and timed
 
 
 def _next_key_is_new(lines: list[str], at: int, kinds: dict[str, str]) -> bool:
