@@ -20,7 +20,7 @@ from server.tests.support.emulator import emulator_env
 from server.tests.support.raw_jsonrpc import INITIALIZED, initialize
 from server.toolsets import ALWAYS_ON_TOOLS
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # server subprocesses: the slow tier (`pytest -m slow`)
 MODES = ["legacy", "auto"]
 
 

@@ -18,7 +18,7 @@ from server.tests.support.accounts import WORK_OWNER, WORK_SUBJECTS, two_account
 from server.tests.support.emulator import OWNER, emulator_env
 from server.tests.support.http_server import TEST_SERVER_ENV, HttpServer, http_server, mcp_client, wait_for_exit
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # HTTP server subprocesses: the slow tier (`pytest -m slow`)
 MODES = ["legacy", "auto"]
 TOKEN_ALL = "all-accounts-token-0123456789abcdef"
 TOKEN_WORK = "work-only-token-0123456789abcdef"

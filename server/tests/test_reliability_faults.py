@@ -14,7 +14,7 @@ import pytest
 
 from server.tests.support.reliability import GET, SEARCH, error_of, fault_stack
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real timeouts: the slow tier (`pytest -m slow`)
 INBOX = {"query": "in:inbox", "max_results": 3}
 TIMEOUT_S = 0.75
 

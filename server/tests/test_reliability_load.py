@@ -22,7 +22,7 @@ from server.tests.support.reliability import GET, SEARCH, StdoutWatch, mcp_over_
 from server.tools import ToolContext
 from server.toolsets import ALWAYS_ON_TOOLS
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # load with injected latency: the slow tier (`pytest -m slow`)
 LATENCY_MS = 200  # per round trip, like a distant Gmail
 
 

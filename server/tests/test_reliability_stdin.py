@@ -18,6 +18,8 @@ import pytest
 from server.tests.support.platforms import posix_signals
 from server.tests.support.reliability import GET, SEARCH, RawServer, server_env, tally
 
+pytestmark = pytest.mark.slow  # server subprocesses: the slow tier (`pytest -m slow`)
+
 TEN_MB = 10 * 1024 * 1024
 GARBAGE: list[tuple[str, bytes, int | None]] = [  # (what, line, the error code expected; None: no answer)
     ("not JSON", b"hello there\n", -32700),

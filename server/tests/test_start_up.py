@@ -14,12 +14,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from server.main import collect_from_now_on
 from server.protocol.sdk_packages import PACKAGES, defer_sdk_package_inits
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.emulator import emulator_env
 from server.tests.support.raw_jsonrpc import INITIALIZED, initialize, run_fresh
 from server.toolsets import ALWAYS_ON_TOOLS
+
+pytestmark = pytest.mark.slow  # fresh interpreters: the slow tier (`pytest -m slow`)
 
 
 def init_source(package: str) -> tuple[Path, ast.Module]:

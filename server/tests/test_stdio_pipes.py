@@ -24,7 +24,10 @@ from server.protocol.stdio_pipes import lean_pipes_usable, pipe_channel
 from server.tests.support.platforms import WINDOWS
 from server.tests.support.raw_jsonrpc import INITIALIZED, initialize, line
 
-pytestmark = pytest.mark.skipif(WINDOWS, reason="the lean channel is POSIX-only; Windows uses the SDK's transport")
+pytestmark = [
+    pytest.mark.slow,  # server subprocesses: the slow tier (`pytest -m slow`)
+    pytest.mark.skipif(WINDOWS, reason="the lean channel is POSIX-only; Windows uses the SDK's transport"),
+]
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 

@@ -26,6 +26,8 @@ from server.runtime.send_guard import SendGuard
 from server.tests.support.properties import examples
 from server.tests.support.writes import WriteStack, write_stack
 
+pytestmark = pytest.mark.slow  # fuzzing whole MCP conversations: the slow tier (`pytest -m slow`)
+
 TTL = 300.0
 SEQUENCE_EXAMPLES = examples(0.2)  # each example is a whole conversation of calls
 GARBAGE_EXAMPLES = examples(0.35)
