@@ -89,6 +89,17 @@ def live_gmail(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 
 # The slow tier (fuzzing, multi-megabyte mail, subprocesses) is marked where the tests are: `pytestmark =
 # pytest.mark.slow` in the module or `@pytest.mark.slow` on the test. `pytest` leaves it out; `pytest -m slow` runs it.
+DEFAULT_MARKEXPR = "not live and not slow and not packaging"  # pyproject's addopts
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (pyproject's addopts) spreads only the default whole-suite run over the cores (xdist's own count).
+    A run of chosen files or of another tier stays in one process: the slow and live tiers time subprocesses and
+    report skips in the summary, and one file is quicker without starting workers."""
+    whole_default_run = (
+        config.getoption("markexpr") == DEFAULT_MARKEXPR and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    )
+    return None if whole_default_run else 0
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
