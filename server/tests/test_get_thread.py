@@ -164,6 +164,7 @@ async def test_a_cut_body_names_the_get_message_call_that_reads_on(demo_emulator
     assert whole.startswith(first["body_text"]) and "What would you like on the agenda?" in whole
 
 
+@pytest.mark.slow  # a 100-message thread: the slow tier
 async def test_a_100_message_thread_stays_under_the_bound_and_pages_with_message_range(long_emulator):
     emulator, _ = long_emulator
     thread_id = next(iter(emulator.store.threads))

@@ -41,6 +41,8 @@ from server.toolsets import ALWAYS_ON_TOOLS
 from server.toolsets.messages.read import GetMessageInput
 from server.toolsets.messages.search import SearchMessagesInput
 
+pytestmark = pytest.mark.slow  # fuzzing: the slow tier (`pytest -m slow`)
+
 # Cheap examples, so the fuzz runs a multiple of the profile's count (each example is several cases, see variants).
 DISPATCH_EXAMPLES = examples(3)  # per tool
 SESSION_EXAMPLES = examples(1.5)

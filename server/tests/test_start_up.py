@@ -14,12 +14,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from server.main import collect_from_now_on
 from server.protocol.sdk_packages import PACKAGES, defer_sdk_package_inits
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.emulator import emulator_env
 from server.tests.support.raw_jsonrpc import INITIALIZED, initialize, run_fresh
 from server.toolsets import ALWAYS_ON_TOOLS
+
+pytestmark = pytest.mark.slow  # fresh interpreters: the slow tier (`pytest -m slow`)
 
 
 def init_source(package: str) -> tuple[Path, ast.Module]:
@@ -117,11 +121,13 @@ def test_a_name_the_inits_reexport_is_found_once_asked_for() -> None:
 def test_threads_asking_at_once_wait_for_the_one_run_and_a_failed_run_is_retried() -> None:
     seen = run_fresh(
         """
-        import json, sys, threading, time
+        import json, sys, threading
         from server.protocol.sdk_packages import deferred, defer_sdk_package_inits
         defer_sdk_package_inits()
         package = sys.modules["mcp"]
         real_loader = package.__spec__.loader
+
+        running, second_asks = threading.Event(), threading.Event()
 
         class FailsOnce:
             calls = 0
@@ -129,7 +135,8 @@ def test_threads_asking_at_once_wait_for_the_one_run_and_a_failed_run_is_retried
                 FailsOnce.calls += 1
                 if FailsOnce.calls == 1:
                     raise RuntimeError("first run fails")
-                time.sleep(0.05)  # a slow run: the other thread asks meanwhile
+                running.set()
+                second_asks.wait(10)  # the run is under way when the other thread asks
                 real_loader.exec_module(module)
 
         package.__spec__.loader = FailsOnce()
@@ -141,13 +148,15 @@ def test_threads_asking_at_once_wait_for_the_one_run_and_a_failed_run_is_retried
         found, errors = [], []
 
         def ask(name):
+            if name == "stdio_client":
+                second_asks.set()
             try:
                 found.append(getattr(package, name).__name__)
             except Exception as error:
                 errors.append(repr(error))
 
         threads = [threading.Thread(target=ask, args=(name,)) for name in ("Client", "stdio_client")]
-        threads[0].start(); time.sleep(0.01); threads[1].start()
+        threads[0].start(); running.wait(10); threads[1].start()
         for thread in threads:
             thread.join()
         print(json.dumps({"failed_first": failed_first, "still_deferred": still_deferred, "found": sorted(found),

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.raw_jsonrpc import run_fresh
+
+pytestmark = pytest.mark.slow  # fresh interpreters: the slow tier (`pytest -m slow`)
 
 
 def imported_by_handlers() -> set[str]:

@@ -24,7 +24,10 @@ from server.protocol.stdio_pipes import lean_pipes_usable, pipe_channel
 from server.tests.support.platforms import WINDOWS
 from server.tests.support.raw_jsonrpc import INITIALIZED, initialize, line
 
-pytestmark = pytest.mark.skipif(WINDOWS, reason="the lean channel is POSIX-only; Windows uses the SDK's transport")
+pytestmark = [
+    pytest.mark.slow,  # server subprocesses: the slow tier (`pytest -m slow`)
+    pytest.mark.skipif(WINDOWS, reason="the lean channel is POSIX-only; Windows uses the SDK's transport"),
+]
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
@@ -149,8 +152,10 @@ async def test_reading_pauses_while_the_server_lags_and_resumes_when_it_catches_
     count = stdio_pipes.HIGH_WATER * 4
     async with pipe_channel(wire.stdin_fd, wire.stdout_fd) as (inbox, _):
         wire.send(b"".join(line({**PING, "id": n}) for n in range(count)))
-        await anyio.sleep(0.2)  # the loop reads what it may; nothing consumes yet
-        assert inbox.paused and len(inbox._items) <= count
+        with anyio.fail_after(5):  # the loop reads what it may; nothing consumes yet, so it pauses
+            while not inbox.paused:
+                await anyio.sleep(0.005)
+        assert len(inbox._items) <= count
         with anyio.fail_after(5):
             ids = [(await inbox.receive()).message.id for _ in range(count)]
         assert not inbox.paused
