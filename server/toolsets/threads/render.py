@@ -9,6 +9,8 @@ from server.toolsets.envelope import Fence
 from server.toolsets.threads.models import GetThreadResult, ReplyContextItem, ThreadMessage
 
 _FLAGS = ("UNREAD", "STARRED", "IMPORTANT", "SENT", "DRAFT", "TRASH", "SPAM")
+# Gmail's reserved label ids (a user label cannot take these names)
+_SYSTEM = frozenset({*_FLAGS, "INBOX", "CHAT"})
 
 
 def render_message_head(item: ThreadMessage) -> str:
@@ -18,7 +20,10 @@ def render_message_head(item: ThreadMessage) -> str:
         parts.append(f"To: {item.to}")
     if item.cc:
         parts.append(f"Cc: {item.cc}")
+    # Gmail's own marks in lower case, then the person's labels by name (system ids such as INBOX or
+    # CATEGORY_UPDATES stay out: they say nothing the thread's position does not)
     flags = [label.lower() for label in item.labels if label in _FLAGS]
+    flags += [f"label: {label}" for label in item.labels if label not in _SYSTEM and not label.startswith("CATEGORY_")]
     if flags:
         parts.append(", ".join(flags))
     lines = [" | ".join(parts)]
