@@ -13,12 +13,12 @@ from googleapiclient.errors import BatchError
 from googleapiclient.http import BatchHttpRequest
 
 from server.emulator.batch import PartResponse, render_batch
-from server.gmail.batch import MISSING_PART_BODY, GuardedBatchHttpRequest, is_compatible
+from server.gmail.batch import MISSING_PART_BODY, GuardedBatch, is_compatible
 from server.gmail.sessions import Session as _Session
 from server.tests.support.fake_gmail import StaticCredentials, metadata_resource
 
 BASE_ID = "0b7e3c1e-1111-4222-8333-944455556666"
-guarded_batch = functools.partial(GuardedBatchHttpRequest, refresh_request=None)
+guarded_batch = functools.partial(GuardedBatch, refresh_request=None)
 
 
 class Recorder:
