@@ -348,7 +348,7 @@ class GmailClient(WriteEndpoints):
         retry_count: int,
         extra: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
-        from server.gmail.batch import LeanBatchHttpRequest, is_compatible
+        from server.gmail.batch import GuardedBatch, is_compatible
 
         outcome: dict[str, dict[str, Any] | GmailError] = {}
         name = batch_name(endpoint)
@@ -361,7 +361,7 @@ class GmailClient(WriteEndpoints):
 
         batch_uri = f"{self._settings.endpoint}/batch/gmail/v1"
         if is_compatible():
-            batch = LeanBatchHttpRequest(callback=collect, batch_uri=batch_uri, refresh_request=session.http._request)
+            batch = GuardedBatch(callback=collect, batch_uri=batch_uri, refresh_request=session.refresh_request)
         else:  # a googleapiclient whose internals changed: the library's own batch, same wire format
             from googleapiclient.http import BatchHttpRequest
 
