@@ -80,9 +80,11 @@ async def test_a_thread_is_one_request_in_date_order_with_each_message_s_own_wor
     assert "SENT" in data["messages"][2]["labels"]  # the account's own reply is part of the conversation
     shown = {label for item in data["messages"] for label in item["labels"]}
     assert not any(label.startswith("Label_") for label in shown), shown  # the person's labels by name
-    user_labels = shown - {"INBOX", "UNREAD", "SENT", "IMPORTANT", "STARRED"} - {
-        label for label in shown if label.startswith("CATEGORY_")
-    }
+    user_labels = (
+        shown
+        - {"INBOX", "UNREAD", "SENT", "IMPORTANT", "STARRED"}
+        - {label for label in shown if label.startswith("CATEGORY_")}
+    )
     assert user_labels and all(f"label: {label}" in again.content[0].text for label in user_labels)
     for item in data["messages"]:
         body = item["body_text"]
