@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from server import scopes
 from server.errors import AuthError, GmailError, TransientError
-from server.gmail import scopes
 from server.gmail.errors import describe_refresh_failure, first_line
 from server.hints import quoted_auth_command, rerun_auth
 from server.runtime import cost

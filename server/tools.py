@@ -24,8 +24,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from server import scopes
 from server.errors import GmailError, InvalidInputError
-from server.gmail import scopes
 from server.gmail.account_cache import AccountCache
 from server.gmail.interface import GmailApi
 from server.runtime.observability import Metrics
@@ -81,7 +81,7 @@ class ToolContext:
 
 
 class ContextSource(Protocol):
-    """Where the dispatcher gets a handler's context (`runtime/accounts.py`'s registry, or a ToolContext)."""
+    """Where the dispatcher gets a handler's context (`app/accounts.py`'s registry, or a ToolContext)."""
 
     @property
     def names(self) -> list[str]:

@@ -24,15 +24,15 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel, ValidationError
 
+from server import scopes
+from server.app.toolset_choice import missing_scope_messages
 from server.errors import GmailError, InternalError, InvalidInputError, PermissionDeniedError
-from server.gmail import scopes
 from server.hints import rerun_auth
 from server.protocol import confirm
 from server.protocol.schemas import ACCOUNT_ARGUMENT
 from server.runtime import cost
 from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import get_logger
-from server.runtime.toolset_choice import missing_scope_messages
 from server.tools import ConfirmationRequest, ContextSource, ToolContext, Toolset, ToolSpec, offered_tools
 from server.toolsets import ALL_TOOLSETS
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import timezone, tzinfo
 from pathlib import Path
 
-from server.gmail import scopes
+from server import scopes
 from server.runtime.token_crypto import parse_scheme
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package

@@ -122,7 +122,7 @@ def test_the_running_server_never_imports_the_tests() -> None:
 
 
 def test_only_demo_mode_reaches_for_the_emulator_or_the_demo_mailbox() -> None:
-    others = [path for path in runtime_files() if path != SERVER / "runtime" / "demo_mode.py"]
+    others = [path for path in runtime_files() if path != SERVER / "app" / "demo_mode.py"]
     assert_none(offenders(others, ("server.emulator", "server.demo")))
 
 

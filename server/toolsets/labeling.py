@@ -12,8 +12,8 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from server import scopes
 from server.errors import InvalidInputError, NotFoundError
-from server.gmail import scopes
 from server.gmail.label_match import find_label, unknown_label_hint
 from server.tools import Annotations, ToolContext, Toolset, ToolSpec
 from server.toolsets.common import MESSAGE_ID_PATTERN, ToolInput, ToolOutput

@@ -7,7 +7,7 @@ a scope that can manage drafts (`gmail.compose`, `gmail.modify` or full access):
 
 from __future__ import annotations
 
-from server.gmail import scopes
+from server import scopes
 from server.tools import Annotations, Toolset, ToolSpec
 from server.toolsets.common import UNTRUSTED_CONTENT
 from server.toolsets.drafts.create import CreateDraftInput, CreateDraftResult, create_draft, render_created
