@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Protocol
 
-from server.auth import single_attempt_request
+from server.gmail.token_endpoint import single_attempt_request
 
 # Kept for reuse, up to as many as calls can run at once (anyio runs 40 worker threads): a shared HTTP server
 # answering bursts of concurrent calls would otherwise rebuild (and reconnect) most sessions on every burst;

@@ -80,7 +80,7 @@ class WriteEndpoints:
         """
         from google_auth_httplib2 import AuthorizedHttp
 
-        from server.auth import single_attempt_request
+        from server.gmail.token_endpoint import single_attempt_request
 
         self._quota.acquire(units)
         try:
