@@ -35,8 +35,8 @@ from typing import Any
 from server.errors import GmailError
 from server.gmail import history
 from server.gmail.batch_parts import ListAlongside
+from server.gmail.interface import CachedClient
 from server.gmail.write_endpoints import WRITE_METHODS
-from server.gmail_client import GmailClient
 from server.runtime import cost
 from server.runtime.observability import Metrics, get_logger
 
@@ -169,7 +169,7 @@ class CachedGmail:
 
     def __init__(
         self,
-        client: GmailClient,
+        client: CachedClient,
         *,
         metrics: Metrics | None = None,
         search_entries: int = SEARCH_ENTRIES,
