@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from server.runtime.client_file import inspect_client_file
-from server.runtime.config import GMAIL_READONLY_SCOPE, Settings, load_settings
-from server.tools import DEFAULT_ACCOUNT
+from server.runtime.config import DEFAULT_ACCOUNT, GMAIL_READONLY_SCOPE, Settings, load_settings
 
 DEFAULT_WAIT_S = 300  # how long the consent flow waits for the browser's answer
 CREDENTIALS_HELP = """\

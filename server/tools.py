@@ -28,10 +28,9 @@ from server import scopes
 from server.errors import GmailError, InvalidInputError
 from server.gmail.account_cache import AccountCache
 from server.gmail.interface import GmailApi
+from server.runtime.config import DEFAULT_ACCOUNT
 from server.runtime.observability import Metrics
 from server.runtime.write_safety import WriteSafety
-
-DEFAULT_ACCOUNT = "default"
 
 
 @dataclass(frozen=True)

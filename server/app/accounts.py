@@ -28,11 +28,11 @@ from server.errors import AuthError, GmailError, InvalidInputError, PermissionDe
 from server.gmail.cache import CachedGmail
 from server.gmail_client import GmailClient
 from server.hints import auth_command
-from server.runtime.config import Settings
+from server.runtime.config import DEFAULT_ACCOUNT, Settings
 from server.runtime.observability import Metrics, get_logger
 from server.runtime.token_crypto import is_sealed, unseal
 from server.runtime.write_safety import WriteSafety
-from server.tools import DEFAULT_ACCOUNT, ToolContext
+from server.tools import ToolContext
 
 log = get_logger("accounts")
 PROFILE_RETRY_S = 300.0  # after a failed address lookup, ask Gmail again at most this often

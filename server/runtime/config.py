@@ -22,6 +22,7 @@ from server.runtime.token_crypto import parse_scheme
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package
 GMAIL_READONLY_SCOPE = scopes.READONLY  # the default consent
 GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
+DEFAULT_ACCOUNT = "default"  # the account of the single-account token file (GMAIL_TOKEN_PATH, `.token.json`)
 
 DEFAULT_ENRICH_TOP_K = 10
 DEFAULT_TIMEOUT_S = 30.0
