@@ -43,6 +43,7 @@ class ToolContext:
     account: str = DEFAULT_ACCOUNT
     download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: where attachments may be saved; None: never
     thread_max_chars: int = 60_000  # GMAIL_MCP_THREAD_MAX_CHARS: bound on one gmail_get_thread answer
+    # None only until __post_init__ makes one (a frozen dataclass cannot default to a per-instance cache).
     cache: AccountCache = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
     safety: WriteSafety = field(default_factory=WriteSafety, compare=False)  # dry run, confirmations, limit, audit
 

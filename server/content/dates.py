@@ -54,7 +54,7 @@ def _parsed_iso(date_header: str) -> str | None:
     except (TypeError, ValueError, IndexError):
         return None
     try:
-        return datetime(*parts[:6], tzinfo=_zone(parts[9] or 0)).isoformat() if parts else None  # type: ignore[misc]
+        return datetime(*parts[:6], tzinfo=_zone(parts[9] or 0)).isoformat() if parts else None
     except (ValueError, TypeError, OverflowError):
         return None
 
@@ -97,7 +97,9 @@ _MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES, 1)}
 _MONTH_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
-def _common_date(value: str) -> tuple[int, ...] | None:
+def _common_date(
+    value: str,
+) -> tuple[int, int, int, int, int, int, int, int, int, int | None] | None:
     match = _COMMON_DATE.fullmatch(value.strip())
     month = _MONTHS.get(match.group(2).lower()) if match else None
     if match is None or month is None:

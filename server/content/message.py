@@ -18,6 +18,7 @@ import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from server.content.dates import integer_of, to_iso_date
 from server.content.mime.part import first_headers
@@ -81,7 +82,7 @@ class ParsedMessage:
 
 
 def parse_message(
-    resource: dict, *, attachment_bytes: Mapping[str, bytes] | None = None, include_hidden: bool = False
+    resource: dict[str, Any], *, attachment_bytes: Mapping[str, bytes] | None = None, include_hidden: bool = False
 ) -> ParsedMessage:
     """Parse a users.messages.get resource in `full`, `metadata` or `minimal` format.
 
@@ -109,7 +110,7 @@ def parse_message(
         return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
 
 
-def parse_raw_message(resource: dict, include_hidden: bool = False) -> ParsedMessage:
+def parse_raw_message(resource: dict[str, Any], include_hidden: bool = False) -> ParsedMessage:
     """Parse a users.messages.get resource in `raw` format (base64url RFC 2822 in `raw`).
 
     Args:
@@ -129,7 +130,7 @@ def parse_raw_message(resource: dict, include_hidden: bool = False) -> ParsedMes
 
 
 def _parse(
-    resource: dict,
+    resource: dict[str, Any],
     payload: object,
     note: str | None = None,
     attachment_bytes: Mapping[str, bytes] | None = None,
@@ -183,7 +184,7 @@ def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def header_value(headers: list[dict], name: str) -> str | None:
+def header_value(headers: list[dict[str, Any]], name: str) -> str | None:
     """The decoded value of the first header called `name` (case-insensitive).
 
     Args:
@@ -247,7 +248,8 @@ def _split_addresses(value: str) -> list[str]:
 
 def _scan_addresses(value: str) -> list[str]:
     """The entries of an address list, character by character: quotes, escapes, comments, angles, groups."""
-    entries, current = [], []
+    entries: list[str] = []
+    current: list[str] = []
     quoted = escaped = False
     angle = paren = 0
     for ch in value:

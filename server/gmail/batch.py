@@ -55,7 +55,8 @@ def serialize_part(request: Any, credential_headers: dict[Any, dict[str, str]] |
     if request.body is None:
         return "\n".join(lines) + "\n\n"
     lines.append(f"content-length: {len(request.body)}")
-    return "\n".join(lines) + "\n\n" + request.body
+    body: str = request.body  # the JSON text googleapiclient serialized
+    return "\n".join(lines) + "\n\n" + body
 
 
 # The library internals this subclass relies on; `is_compatible()` checks them, so an upgrade that renames one
@@ -81,7 +82,7 @@ def is_compatible() -> bool:
     return all(hasattr(probe, name) for name in _INSTANCE_STATE)
 
 
-class LeanBatchHttpRequest(BatchHttpRequest):  # type: ignore[misc]
+class LeanBatchHttpRequest(BatchHttpRequest):  # type: ignore[misc]  # googleapiclient has no types: its base is Any
     """Same wire format, results and behaviour as `BatchHttpRequest`; it only builds and reads bodies faster.
 
     Two deliberate differences: a refresh after a 401 part goes through `refresh_request` (one attempt, the
@@ -141,13 +142,14 @@ class LeanBatchHttpRequest(BatchHttpRequest):  # type: ignore[misc]
     def _library_parse(self, resp: Any, text: str) -> None:
         """The library's own parsing of the multipart answer (from `BatchHttpRequest._execute`, unchanged)."""
         from email.feedparser import FeedParser
+        from email.message import Message
 
         parser = FeedParser()
         parser.feed(f"content-type: {resp['content-type']}\r\n\r\n" + text)
         mime_response = parser.close()
         if not mime_response.is_multipart():
             raise BatchError("Response not in multipart/mixed format.", resp=resp, content=text)
-        for part in mime_response.get_payload():
+        for part in [part for part in mime_response.get_payload() if isinstance(part, Message)]:
             request_id = self._header_to_id(part["Content-ID"])
             response, part_content = self._deserialize_response(part.get_payload())
             if isinstance(part_content, str):

@@ -30,7 +30,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from server.errors import GmailError
 from server.gmail import history
@@ -140,7 +140,7 @@ class SearchCache:
         if self.max_entries <= 0:
             return False
         ttl = min(self.ttl_s, RELATIVE_DATE_TTL_S) if time_relative else self.ttl_s
-        ids = frozenset(ref.get("id") for ref in page.get("messages") or [] if isinstance(ref, dict))
+        ids = frozenset(ref["id"] for ref in page.get("messages") or [] if isinstance(ref, dict) and "id" in ref)
         with self._lock:
             self._entries[key] = CachedPage(page, anchor, ids, self._clock() + ttl)
             self._entries.move_to_end(key)
@@ -344,9 +344,9 @@ class CachedGmail:
     def _history_since(self, anchor: int) -> history.HistoryDelta | None:
         """Every change since `anchor` (one history.list page, at most), or None when Gmail cannot say: the
         anchor is older than its history (404), or the check failed. Asked once per tool call and anchor."""
-        memo = cost.current().memo if cost.current() is not None else {}
+        memo = spent.memo if (spent := cost.current()) is not None else {}
         if ("history", anchor) in memo:
-            return memo["history", anchor]
+            return cast("history.HistoryDelta | None", memo["history", anchor])  # what this method memoized
         cost.record(history_checks=1)
         self._metrics.record_history_check()
         try:
@@ -368,7 +368,7 @@ class CachedGmail:
             log.info("could not learn the mailbox's history id", exc_info=True)
 
     @staticmethod
-    def _alongside(main: Callable[[], dict[str, Any]], side: Callable[[], None] | None) -> Any:
+    def _alongside(main: Callable[[], dict[str, Any]], side: Callable[[], None] | None) -> dict[str, Any]:
         """Runs `main` here and `side` in another thread at the same time (same call context, so its requests
         count for this call); returns `main`'s answer once both are done."""
         if side is None:

@@ -39,7 +39,8 @@ class CredentialSource(Protocol):
 def gmail_discovery() -> dict[str, Any]:
     from googleapiclient.discovery_cache import get_static_doc
 
-    return json.loads(get_static_doc("gmail", "v1"))
+    document: dict[str, Any] = json.loads(get_static_doc("gmail", "v1"))
+    return document
 
 
 def default_http(timeout_s: float) -> Any:

@@ -31,7 +31,8 @@ def single_attempt_request(http: Any) -> Any:
         cost.record(token_requests=1)  # the tool call waiting for it pays for it (the warm-up's counts for none)
         response = request(url, method=method, body=body, headers=headers, **kwargs)
         if response.status in _TOKEN_ENDPOINT_RETRYABLE:
-            raise google_exceptions.RefreshError(f"token endpoint answered HTTP {response.status}", retryable=True)
+            failure = f"token endpoint answered HTTP {response.status}"
+            raise google_exceptions.RefreshError(failure, retryable=True)  # type: ignore[no-untyped-call]  # google-auth leaves its exceptions unannotated
         return response
 
     return once

@@ -248,7 +248,8 @@ def build_server(
         title="Gmail" if enabled else "Gmail (read-only)",
         instructions=INSTRUCTIONS + (WRITE_INSTRUCTIONS if enabled else ""),
         on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
+        # The SDK annotates CallToolResult; call_tool answers its wire form (a dict), which the SDK validates.
+        on_call_tool=on_call_tool,  # type: ignore[arg-type]
         on_list_resources=resources.on_list_resources,
         on_list_resource_templates=resources.on_list_resource_templates,
         on_read_resource=resources.on_read_resource,

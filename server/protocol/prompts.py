@@ -64,7 +64,7 @@ def _days(arguments: dict[str, str], default: int) -> int:
 
 
 def _text(role: str, text: str) -> types.PromptMessage:
-    return types.PromptMessage(role=role, content=types.TextContent(type="text", text=text))  # type: ignore[arg-type]
+    return types.PromptMessage(role=role, content=types.TextContent(type="text", text=text))
 
 
 def triage_inbox(days: int) -> str:

@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import timezone, tzinfo
 from pathlib import Path
+from typing import Any
 
 from server import scopes
 from server.runtime.token_crypto import parse_scheme
@@ -80,8 +81,8 @@ class Settings:
         """The Gmail API base URL requests go to (no trailing slash)."""
         return (self.api_endpoint or GOOGLE_API_ENDPOINT).rstrip("/")
 
-    def with_overrides(self, **changes: object) -> Settings:
-        return replace(self, **changes)  # type: ignore[arg-type]
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
 
 
 def is_checkout(folder: Path = PROJECT_ROOT) -> bool:

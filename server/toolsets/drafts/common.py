@@ -64,7 +64,7 @@ def fetch_draft(ctx: ToolContext, draft_id: str) -> tuple[dict[str, Any], bytes]
             hint="Take the id from gmail_list_drafts (or the answer of gmail_create_draft).",
             status=404,
         ) from None
-    message = draft.get("message") if isinstance(draft.get("message"), dict) else {}
+    message = draft["message"] if isinstance(draft.get("message"), dict) else {}
     return draft, raw_bytes(message, "the draft")
 
 
