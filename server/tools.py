@@ -17,7 +17,7 @@ and runs the second phase only on an explicit accept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -183,11 +183,58 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class ResourceSpec:
+    """A resource served by one of the toolset's tools with default arguments, rendered as the tool renders it.
+
+    `uri` is fixed (`gmail://labels`) or a template with one `{id}` part (`gmail://messages/{id}`) that becomes the
+    tool's `argument`. Offered only while the tool is."""
+
+    uri: str
+    name: str
+    title: str
+    description: str
+    tool: str
+    argument: str | None = None
+    mime_type: str = "text/markdown"
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """A prompt: instructions that use the tools, put in the conversation. Offered only while `tool` is.
+
+    `text(arguments)` is the user message (InvalidInputError for a bad argument); `embed(arguments)`, when set,
+    names a resource whose text follows it."""
+
+    name: str
+    title: str
+    description: str
+    tool: str
+    arguments: tuple[PromptArgument, ...]
+    text: Callable[[Mapping[str, str]], str]
+    embed: Callable[[Mapping[str, str]], str] | None = None
+
+
+@dataclass(frozen=True)
 class Toolset:
     name: str
     description: str
     tools: tuple[ToolSpec, ...]
     opt_in: bool = False  # a toolset that changes the mailbox: offered only when enabled in configuration
+    resources: tuple[ResourceSpec, ...] = ()  # what its tools also serve as MCP resources
+    prompts: tuple[PromptSpec, ...] = ()
+    instructions: str = ""  # its sentence of the server's instructions (while it is offered)
+
+
+def grants(spec: ToolSpec, granted: Iterable[str]) -> bool:
+    """Whether the scopes `granted` let `spec` work (any one of its scopes suffices)."""
+    return scopes.covers(granted, spec.scopes)
 
 
 def offered_tools(

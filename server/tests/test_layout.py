@@ -249,6 +249,18 @@ def test_protocol_knows_nothing_of_google() -> None:
     assert_none(offenders(python_files(SERVER / "protocol"), GOOGLE))
 
 
+def test_protocol_serves_what_the_toolsets_declare_without_knowing_gmail() -> None:
+    """Resources, prompts and instructions come from the toolsets (`ResourceSpec`, `PromptSpec`, `instructions`):
+    no protocol module imports the Gmail layer, its client, credentials or scopes, nor names a gmail:// URI, and
+    the resource and prompt adapters import no toolset."""
+    protocol = python_files(SERVER / "protocol")
+    gmail = ("server.gmail", "server.gmail_client", "server.auth", "server.scopes")
+    assert_none(offenders(protocol, gmail))
+    adapters = [SERVER / "protocol" / "resources.py", SERVER / "protocol" / "prompts.py"]
+    assert_none(offenders(adapters, ("server.toolsets", "server.app")))
+    assert [where(path) for path in protocol if "gmail://" in path.read_text("utf-8")] == []
+
+
 def test_the_running_server_never_imports_the_tests() -> None:
     assert_none(offenders(runtime_files(), ("server.tests",)))
 

@@ -18,6 +18,7 @@ from server.gmail.label_match import find_label, unknown_label_hint
 from server.tools import Annotations, ToolContext, Toolset, ToolSpec
 from server.toolsets.common import MESSAGE_ID_PATTERN, ToolInput, ToolOutput
 from server.toolsets.drafts.common import audited
+from server.toolsets.offers import WRITE_INSTRUCTIONS
 
 MAX_IDS = 1000
 TOOL = "gmail_modify_messages"
@@ -209,4 +210,5 @@ LABELING = Toolset(
     description="Label, archive, mark read/unread, star, trash and restore messages.",
     tools=(MODIFY_MESSAGES,),
     opt_in=True,
+    instructions=WRITE_INSTRUCTIONS,
 )
