@@ -24,7 +24,7 @@ from typing import Any
 from server import scopes
 from server.app.token_folder import configured_accounts, consent_age_note, consent_command, default_account
 from server.auth import TokenStore, read_token_info
-from server.errors import AuthError, GmailError, InvalidInputError, PermissionDeniedError
+from server.errors import AuthError, GmailError, InvalidInputError, PermissionDeniedError, ReauthRequiredError
 from server.gmail.cache import CachedGmail
 from server.gmail_client import GmailClient
 from server.hints import auth_command
@@ -221,7 +221,7 @@ class AccountRegistry:
             explained.message = f"Account {target.name!r}: {error.message}"
         if isinstance(error, (AuthError, PermissionDeniedError)):
             explained.hint = error.hint.replace(auth_command(), target.auth_command())
-        if isinstance(error, AuthError):
+        if isinstance(error, AuthError) and not isinstance(error, ReauthRequiredError):  # a policy, not an expiry
             note = consent_age_note(_authorized_at(target.token_path), target.auth_command())
             if note and note not in explained.hint:
                 explained.hint = f"{explained.hint} {note}"

@@ -80,6 +80,7 @@ class Emulator:
         hang: bool | float = False,
         reset: bool = False,
         invalid_grant: bool = False,
+        invalid_rapt: bool = False,
         method: str | None = None,
         path_regex: str | None = None,
         count: int = 1,
@@ -96,6 +97,7 @@ class Emulator:
             "hang": hang,
             "reset": reset,
             "invalid_grant": invalid_grant,
+            "invalid_rapt": invalid_rapt,
         }
         return self.app.faults.add(spec).as_json()
 

@@ -18,7 +18,13 @@ if TYPE_CHECKING:  # annotations only: the tools import this module without the 
 
 class GmailApi(Protocol):
     def list_messages(
-        self, *, query: str, max_results: int, page_token: str | None = None, include_spam_trash: bool = False
+        self,
+        *,
+        query: str,
+        max_results: int,
+        page_token: str | None = None,
+        include_spam_trash: bool = False,
+        label_ids: Sequence[str] = (),
     ) -> dict[str, Any]: ...
 
     def get_message(

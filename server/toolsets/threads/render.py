@@ -3,6 +3,7 @@ reply context. The structured content carries the same fields for clients that r
 
 from __future__ import annotations
 
+from server.content.sizes import human_size
 from server.toolsets.common import short_date
 from server.toolsets.envelope import Fence
 from server.toolsets.threads.models import GetThreadResult, ReplyContextItem, ThreadMessage
@@ -25,19 +26,10 @@ def render_message_head(item: ThreadMessage) -> str:
         lines.append(f"Subject: {item.subject}")
     if item.attachments:
         lines.append(
-            "Attachments: " + "; ".join(f"{a.filename} (part {a.part_id}, {_size(a.size)})" for a in item.attachments)
+            "Attachments: "
+            + "; ".join(f"{a.filename} (part {a.part_id}, {human_size(a.size)})" for a in item.attachments)
         )
     return "\n".join(lines)
-
-
-def _size(size: int) -> str:
-    return (
-        f"{size:,} bytes"
-        if size < 1024
-        else f"{size / 1024:.0f} KB"
-        if size < 1024 * 1024
-        else f"{size / 1048576:.1f} MB"
-    )
 
 
 def render_message(item: ThreadMessage) -> str:
