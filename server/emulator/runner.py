@@ -173,6 +173,7 @@ def start_emulator(
     port: int = 0,
     latency_ms: float = 0,
     body_charset: str = "utf8",
+    header_values: str = "decoded",
     rebase_dates: bool = False,
     token_ttl_s: float = 3600,
     email: str | None = None,
@@ -187,13 +188,16 @@ def start_emulator(
     Page tokens are signed with a fresh random key unless `page_token_key` is given: demo mode derives one from the
     mailbox, so a page token printed by one run is still good in the next (real Gmail tokens are opaque too).
     `history_limit`: history records retained (in each mailbox); a start id older than them answers 404 in
-    history.list.
+    history.list. `body_charset` / `header_values`: text bodies converted to UTF-8 ("utf8") or as sent
+    ("declared"); header values decoded as Gmail serves them ("decoded") or as written ("raw").
     """
 
     def mailbox_api(path: str | Path, owner: str | None) -> GmailApi:
         store = load_mailbox(path, rebase_dates=rebase_dates, email_address=owner)
         index = MessageIndex(store, key=page_token_key)
-        return GmailApi(store, PayloadBuilder(body_charset), index, history_limit=history_limit)
+        return GmailApi(
+            store, PayloadBuilder(body_charset, header_values=header_values), index, history_limit=history_limit
+        )
 
     app = EmulatorApp(mailbox_api(mailbox_path, email), TokenAuthority(ttl_s=token_ttl_s), latency_ms=latency_ms)
     for owner, path in (mailboxes or {}).items():

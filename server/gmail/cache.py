@@ -192,6 +192,8 @@ class CachedGmail:
     def get_messages_metadata(
         self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
     ) -> dict[str, dict[str, Any] | GmailError]:
+        if fields and ("labelIds" in fields or "historyId" in fields):  # they change: never kept (the writes' reads)
+            return self._client.get_messages_metadata(message_ids, headers=headers, fields=fields)
         profile = _profile(headers, fields)
         found: dict[str, dict[str, Any] | GmailError] = {}
         missing: list[str] = []
