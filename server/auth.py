@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from server import scopes
 from server.errors import AuthError, GmailError, TransientError
-from server.gmail import scopes
 from server.gmail.errors import describe_refresh_failure, first_line
+from server.gmail.token_endpoint import single_attempt_request
 from server.hints import quoted_auth_command, rerun_auth
-from server.runtime import cost
 from server.runtime.config import Settings
 from server.runtime.observability import get_logger
 from server.runtime.token_crypto import KeyUnavailable, is_sealed, seal, sealed_with, unseal
@@ -34,31 +34,6 @@ PRESERVED_KEYS = ("authorized_at",)
 
 # Scopes that include read access to messages and search. gmail.metadata cannot use `q` nor read bodies.
 SUFFICIENT_SCOPES = scopes.READ
-# Statuses google-auth would retry on its own (google.auth.transport.DEFAULT_RETRYABLE_STATUS_CODES).
-_TOKEN_ENDPOINT_RETRYABLE = frozenset({408, 429, 500, 503, 504})
-
-
-def single_attempt_request(http: Any) -> Any:
-    """A google-auth transport over `http` that makes exactly one attempt per token-endpoint request.
-
-    google-auth retries a 5xx/429 token endpoint three times with real 1 s and 2 s sleeps of its own, inside
-    whichever of our attempts asked for a refresh: a second, hidden retry loop that ignores the backoff scale
-    and tripled an outage into ~9 s per tool call. Raising a retryable RefreshError on the first such answer
-    leaves the decision to the client's one retry loop (`describe_refresh_failure` makes it `transient`).
-    """
-    from google.auth import exceptions as google_exceptions
-    from google_auth_httplib2 import Request
-
-    request = Request(http)
-
-    def once(url: str, method: str = "GET", body: Any = None, headers: Any = None, **kwargs: Any) -> Any:
-        cost.record(token_requests=1)  # the tool call waiting for it pays for it (the warm-up's counts for none)
-        response = request(url, method=method, body=body, headers=headers, **kwargs)
-        if response.status in _TOKEN_ENDPOINT_RETRYABLE:
-            raise google_exceptions.RefreshError(f"token endpoint answered HTTP {response.status}", retryable=True)
-        return response
-
-    return once
 
 
 @dataclass(frozen=True)

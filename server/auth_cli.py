@@ -9,7 +9,7 @@ machine it prints the URL instead, and waits a bounded time for Google's answer.
 Several accounts: `--account work` writes `tokens/work.json` (a 0700 folder beside `.token.json`; the plain
 `.token.json` is the account `default`), `--list` shows them, `--remove work` deletes one. `--encrypt` seals the
 file with a key from the OS keyring or GMAIL_MCP_TOKEN_KEY (`runtime/token_crypto.py`). `--scopes
-readonly,compose,modify` asks for the write tools' access as well (`gmail/scopes.py`).
+readonly,compose,modify` asks for the write tools' access as well (`scopes.py`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from server.runtime.client_file import inspect_client_file
-from server.runtime.config import GMAIL_READONLY_SCOPE, Settings, load_settings
-from server.tools import DEFAULT_ACCOUNT
+from server.runtime.config import DEFAULT_ACCOUNT, GMAIL_READONLY_SCOPE, Settings, load_settings
 
 DEFAULT_WAIT_S = 300  # how long the consent flow waits for the browser's answer
 CREDENTIALS_HELP = """\
@@ -115,7 +114,7 @@ def requested_scopes(names: str | None) -> list[str]:
 
     Raises ValueError naming the valid names for an unknown one.
     """
-    from server.gmail import scopes
+    from server import scopes
 
     wanted = [name.strip().lower() for name in (names or "readonly").replace(" ", ",").split(",") if name.strip()]
     unknown = [name for name in wanted if name not in scopes.BY_NAME]
@@ -173,7 +172,7 @@ def authorize(
             "Google returned no refresh token; revoke the app's access at "
             "https://myaccount.google.com/permissions and run this again."
         )
-    from server.runtime.token_folder import now_iso
+    from server.app.token_folder import now_iso
 
     info = {**json.loads(credentials.to_json()), "authorized_at": now_iso()}  # for the Testing-mode 7-day note
     info["scopes"] = granted_scopes(credentials, requested)  # what Google granted: a refresh never asks for more
@@ -195,7 +194,7 @@ def verify(settings: Settings) -> str:
 
 
 def list_accounts(settings: Settings) -> int:
-    from server.runtime.token_folder import describe_accounts
+    from server.app.token_folder import describe_accounts
 
     entries = describe_accounts(settings)
     print(f"Accounts (token folder {settings.accounts_dir}):")
@@ -210,7 +209,7 @@ def list_accounts(settings: Settings) -> int:
 
 
 def remove_account_file(settings: Settings, name: str) -> int:
-    from server.runtime.token_folder import describe_accounts, remove_account
+    from server.app.token_folder import describe_accounts, remove_account
 
     try:
         path = remove_account(settings, name)
@@ -228,8 +227,8 @@ def remove_account_file(settings: Settings, name: str) -> int:
 
 def _access_words(path: Path) -> str:
     """`read-only`, or what else the token allows (write tools still need GMAIL_MCP_WRITE_TOOLS)."""
+    from server import scopes
     from server.auth import read_token_info
-    from server.gmail import scopes
 
     try:
         granted = scopes.parse_granted(read_token_info(path).get("scopes")) or frozenset()
@@ -241,8 +240,8 @@ def _access_words(path: Path) -> str:
 
 
 def _report_grant(path: Path, wanted: list[str]) -> None:
+    from server import scopes
     from server.auth import read_token_info
-    from server.gmail import scopes
 
     granted = scopes.parse_granted(read_token_info(path).get("scopes")) or frozenset()
     names = {url: name for name, url in scopes.BY_NAME.items()}
@@ -309,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.token:
         settings = settings.with_overrides(token_path=Path(args.token).expanduser().resolve())
     elif name != DEFAULT_ACCOUNT:
-        from server.runtime.token_folder import private_folder, token_path
+        from server.app.token_folder import private_folder, token_path
 
         private_folder(settings.accounts_dir)
         settings = settings.with_overrides(token_path=token_path(settings, name))
@@ -347,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _account_name(text: str) -> str:
-    from server.runtime.token_folder import check_name
+    from server.app.token_folder import check_name
 
     return check_name(text)
 

@@ -67,7 +67,7 @@ async def connect(demo: bool, verbose: bool) -> AsyncIterator[Any]:
 
 def server_error_lines(stderr_text: str) -> str:
     """The server's ERROR log lines (JSON) as plain text: `invalid setting: GMAIL_MCP_ENRICH_TOP_K must be ...`."""
-    lines = []
+    lines: list[str] = []
     for line in stderr_text.splitlines():
         try:
             record = json.loads(line)

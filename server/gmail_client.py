@@ -292,7 +292,7 @@ class GmailClient(WriteEndpoints):
                         endpoint, chunk, make_part, units, retry_count=retry_count, extra=extra, adaptive=adaptive
                     )
                 )
-            failed = [results[key] for key in pending if isinstance(results[key], GmailError)]
+            failed = [error for key in pending if isinstance(error := results[key], GmailError)]
             for error in failed:
                 error.retry_count = retry_count
             # failedPrecondition is not retryable for the assistant, but worth one more try (see RetryPolicy)

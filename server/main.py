@@ -52,8 +52,8 @@ def report_token_state(settings: Settings, account: str | None = None) -> None:
 
 def open_accounts(settings: Settings, metrics_for: Callable[[str], Metrics] = lambda name: Metrics()) -> Any:
     """The account registry, with each account's token state and missing write scopes reported on stderr."""
-    from server.runtime.accounts import AccountRegistry
-    from server.runtime.toolset_choice import missing_scope_messages
+    from server.app.accounts import AccountRegistry
+    from server.app.toolset_choice import missing_scope_messages
     from server.toolsets import ALL_TOOLSETS
 
     accounts = AccountRegistry.from_settings(settings, metrics_for=metrics_for)
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None, *, freeze_start_up: bool = False) -> int
         settings = load_settings()
         settings = settings.with_overrides(write_tools=settings.write_tools | parse_names(",".join(args.enable)))
         if settings.write_tools:
-            from server.runtime.toolset_choice import validate_enabled
+            from server.app.toolset_choice import validate_enabled
             from server.toolsets import ALL_TOOLSETS
 
             validate_enabled(settings.write_tools, ALL_TOOLSETS)
@@ -230,11 +230,11 @@ def main(argv: list[str] | None = None, *, freeze_start_up: bool = False) -> int
     _stop_on_sigterm()
     with ExitStack() as stack:
         if args.demo:
-            from server.runtime.demo_mode import demo_settings
+            from server.app.demo_mode import demo_settings
 
             settings = stack.enter_context(demo_settings(settings))
         if args.check:
-            from server.runtime.doctor import run_checks
+            from server.app.doctor import run_checks
 
             return run_checks(settings)
         start_up = frozen_when_built() if freeze_start_up else None

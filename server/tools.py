@@ -17,21 +17,20 @@ and runs the second phase only on an explicit accept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from server import scopes
 from server.errors import GmailError, InvalidInputError
-from server.gmail import scopes
 from server.gmail.account_cache import AccountCache
 from server.gmail.interface import GmailApi
+from server.runtime.config import DEFAULT_ACCOUNT
 from server.runtime.observability import Metrics
 from server.runtime.write_safety import WriteSafety
-
-DEFAULT_ACCOUNT = "default"
 
 
 @dataclass(frozen=True)
@@ -44,6 +43,7 @@ class ToolContext:
     account: str = DEFAULT_ACCOUNT
     download_dir: Path | None = None  # GMAIL_MCP_DOWNLOAD_DIR: where attachments may be saved; None: never
     thread_max_chars: int = 60_000  # GMAIL_MCP_THREAD_MAX_CHARS: bound on one gmail_get_thread answer
+    # None only until __post_init__ makes one (a frozen dataclass cannot default to a per-instance cache).
     cache: AccountCache = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
     safety: WriteSafety = field(default_factory=WriteSafety, compare=False)  # dry run, confirmations, limit, audit
 
@@ -81,7 +81,7 @@ class ToolContext:
 
 
 class ContextSource(Protocol):
-    """Where the dispatcher gets a handler's context (`runtime/accounts.py`'s registry, or a ToolContext)."""
+    """Where the dispatcher gets a handler's context (`app/accounts.py`'s registry, or a ToolContext)."""
 
     @property
     def names(self) -> list[str]:
@@ -183,11 +183,58 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class ResourceSpec:
+    """A resource served by one of the toolset's tools with default arguments, rendered as the tool renders it.
+
+    `uri` is fixed (`gmail://labels`) or a template with one `{id}` part (`gmail://messages/{id}`) that becomes the
+    tool's `argument`. Offered only while the tool is."""
+
+    uri: str
+    name: str
+    title: str
+    description: str
+    tool: str
+    argument: str | None = None
+    mime_type: str = "text/markdown"
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """A prompt: instructions that use the tools, put in the conversation. Offered only while `tool` is.
+
+    `text(arguments)` is the user message (InvalidInputError for a bad argument); `embed(arguments)`, when set,
+    names a resource whose text follows it."""
+
+    name: str
+    title: str
+    description: str
+    tool: str
+    arguments: tuple[PromptArgument, ...]
+    text: Callable[[Mapping[str, str]], str]
+    embed: Callable[[Mapping[str, str]], str] | None = None
+
+
+@dataclass(frozen=True)
 class Toolset:
     name: str
     description: str
     tools: tuple[ToolSpec, ...]
     opt_in: bool = False  # a toolset that changes the mailbox: offered only when enabled in configuration
+    resources: tuple[ResourceSpec, ...] = ()  # what its tools also serve as MCP resources
+    prompts: tuple[PromptSpec, ...] = ()
+    instructions: str = ""  # its sentence of the server's instructions (while it is offered)
+
+
+def grants(spec: ToolSpec, granted: Iterable[str]) -> bool:
+    """Whether the scopes `granted` let `spec` work (any one of its scopes suffices)."""
+    return scopes.covers(granted, spec.scopes)
 
 
 def offered_tools(

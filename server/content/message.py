@@ -14,15 +14,13 @@ payload tree), `mime/tnef.py` (winmail.dat), `text/charsets.py` (bytes and RFC 2
 
 from __future__ import annotations
 
-import calendar
 import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from email.utils import parsedate_tz
-from functools import lru_cache
+from typing import Any
 
+from server.content.dates import integer_of, to_iso_date
 from server.content.mime.part import first_headers
 from server.content.mime.raw import payload_from_bytes
 from server.content.mime.walk import AttachmentInfo, walk_payload
@@ -84,7 +82,7 @@ class ParsedMessage:
 
 
 def parse_message(
-    resource: dict, *, attachment_bytes: Mapping[str, bytes] | None = None, include_hidden: bool = False
+    resource: dict[str, Any], *, attachment_bytes: Mapping[str, bytes] | None = None, include_hidden: bool = False
 ) -> ParsedMessage:
     """Parse a users.messages.get resource in `full`, `metadata` or `minimal` format.
 
@@ -112,7 +110,7 @@ def parse_message(
         return _parse(resource, None, note=f"message could not be fully parsed ({type(exc).__name__})")
 
 
-def parse_raw_message(resource: dict, include_hidden: bool = False) -> ParsedMessage:
+def parse_raw_message(resource: dict[str, Any], include_hidden: bool = False) -> ParsedMessage:
     """Parse a users.messages.get resource in `raw` format (base64url RFC 2822 in `raw`).
 
     Args:
@@ -132,7 +130,7 @@ def parse_raw_message(resource: dict, include_hidden: bool = False) -> ParsedMes
 
 
 def _parse(
-    resource: dict,
+    resource: dict[str, Any],
     payload: object,
     note: str | None = None,
     attachment_bytes: Mapping[str, bytes] | None = None,
@@ -142,7 +140,7 @@ def _parse(
     raw_headers = first_headers(payload_dict.get("headers"))
     headers = {name: decode_header_value(value) for name, value in raw_headers.items()}
     date_raw = headers.get("date") or None
-    internal = _int(resource.get("internalDate"))
+    internal = integer_of(resource.get("internalDate"))
     notes: list[str] = [note] if note else []
     body_text = body_html = None
     body_source = "none"
@@ -161,7 +159,7 @@ def _parse(
         label_ids=tuple(label for label in labels if isinstance(label, str)) if isinstance(labels, list) else (),
         snippet=html.unescape(snippet) if isinstance(snippet, str) else "",
         internal_date_ms=internal,
-        size_estimate=_int(resource.get("sizeEstimate")),
+        size_estimate=integer_of(resource.get("sizeEstimate")),
         headers=headers,
         from_=parse_addresses(raw_headers.get("from", "")),
         to=parse_addresses(raw_headers.get("to", "")),
@@ -186,17 +184,7 @@ def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdecimal() and len(value.strip()) < 20:  # isdigit: int("¹") raised
-        return int(value.strip())
-    return None
-
-
-def header_value(headers: list[dict], name: str) -> str | None:
+def header_value(headers: list[dict[str, Any]], name: str) -> str | None:
     """The decoded value of the first header called `name` (case-insensitive).
 
     Args:
@@ -210,92 +198,6 @@ def header_value(headers: list[dict], name: str) -> str | None:
         return None
     value = first_headers(headers).get(name.strip().lower())
     return decode_header_value(value) if value is not None else None
-
-
-# -- dates -----------------------------------------------------------------------------------------------------
-
-
-def to_iso_date(date_header: str | None, internal_date_ms: int | str | None) -> str | None:
-    """ISO 8601 with offset from a Date header, falling back to Gmail's internalDate (epoch ms) in UTC.
-
-    Args:
-        date_header: The Date header as sent (RFC 2822, obsolete forms and zone names tolerated).
-        internal_date_ms: Gmail's internalDate, as int or digit string.
-
-    Returns:
-        e.g. "2024-03-05T10:00:00+01:00", or None when neither gives a valid date.
-    """
-    if isinstance(date_header, str) and date_header.strip():
-        iso = _common_iso(date_header) or _parsed_iso(date_header)
-        if iso is not None:
-            return iso
-    millis = _int(internal_date_ms)
-    if millis is None:
-        return None
-    try:
-        return datetime.fromtimestamp(millis / 1000, tz=timezone.utc).isoformat(timespec="seconds")
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
-def _parsed_iso(date_header: str) -> str | None:
-    """The Date header read as `parsedate_tz` reads it, as ISO 8601 text; None when it is not a valid date."""
-    try:
-        parts = _common_date(date_header) or parsedate_tz(" ".join(date_header.split()))
-    except (TypeError, ValueError, IndexError):
-        return None
-    try:
-        return datetime(*parts[:6], tzinfo=_zone(parts[9] or 0)).isoformat() if parts else None  # type: ignore[misc]
-    except (ValueError, TypeError, OverflowError):
-        return None
-
-
-@lru_cache(maxsize=256)  # a mailbox's senders write a few dozen offsets; a timezone is immutable
-def _zone(offset: int) -> timezone:
-    return timezone(timedelta(seconds=offset)) if abs(offset) < 86400 else timezone.utc
-
-
-def _common_iso(value: str) -> str | None:
-    """`_parsed_iso` of the common form in ASCII, written from its digits (a test compares them); None for a
-    date it would reject or any other form, which `_parsed_iso` then decides."""
-    match = _COMMON_DATE.fullmatch(value.strip()) if value.isascii() else None
-    if match is None:
-        return None
-    day, month_name, year, hour, minute, second, sign, zone_hours, zone_minutes = match.groups()
-    month = _MONTHS.get(month_name.lower())
-    if month is None or hour > "23" or minute > "59" or second > "59":  # two ASCII digits compare as numbers
-        return None
-    last_day = 28 if month == 2 and not calendar.isleap(int(year)) else _MONTH_DAYS[month]
-    if not 1 <= int(day) <= last_day:
-        return None
-    return f"{year}-{month:02d}-{day:0>2}T{hour}:{minute}:{second}{_offset_text(sign, zone_hours, zone_minutes)}"
-
-
-@lru_cache(maxsize=256)
-def _offset_text(sign: str, hours: str, minutes: str) -> str:
-    """`+08:00` for `+0800`, as datetime writes the zone `_parsed_iso` builds (`+0099` is `+01:39`)."""
-    offset = (int(hours) * 3600 + int(minutes) * 60) * (-1 if sign == "-" else 1)
-    return datetime(2000, 1, 1, tzinfo=_zone(offset)).isoformat()[19:]
-
-
-# What nearly every mailer writes: `Sun, 22 Nov 2026 23:59:31 -0800`. Read directly, it gives the tuple
-# `parsedate_tz` would (a test compares them), at a third of the cost; anything else goes to `parsedate_tz`.
-_COMMON_DATE = re.compile(
-    r"(?:[A-Za-z]{3}, )?(\d{1,2}) ([A-Za-z]{3}) ([1-9]\d{3}) (\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})"
-)
-_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES, 1)}
-_MONTH_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
-def _common_date(value: str) -> tuple[int, ...] | None:
-    match = _COMMON_DATE.fullmatch(value.strip())
-    month = _MONTHS.get(match.group(2).lower()) if match else None
-    if match is None or month is None:
-        return None
-    day, _, year, hour, minute, second, sign, zone_hours, zone_minutes = match.groups()
-    offset = (int(zone_hours) * 3600 + int(zone_minutes) * 60) * (-1 if sign == "-" else 1)
-    return (int(year), month, int(day), int(hour), int(minute), int(second), 0, 1, -1, offset)
 
 
 # -- addresses -------------------------------------------------------------------------------------------------
@@ -346,7 +248,8 @@ def _split_addresses(value: str) -> list[str]:
 
 def _scan_addresses(value: str) -> list[str]:
     """The entries of an address list, character by character: quotes, escapes, comments, angles, groups."""
-    entries, current = [], []
+    entries: list[str] = []
+    current: list[str] = []
     quoted = escaped = False
     angle = paren = 0
     for ch in value:

@@ -29,14 +29,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from server.errors import GmailError
 from server.gmail import history
 from server.gmail.batch_parts import ListAlongside
+from server.gmail.interface import CachedClient
 from server.gmail.summary_cache import SUMMARY_BYTES, SUMMARY_ENTRIES, SummaryCache
 from server.gmail.write_endpoints import WRITE_METHODS
-from server.gmail_client import GmailClient
 from server.runtime import cost
 from server.runtime.observability import Metrics, get_logger
 
@@ -97,7 +97,7 @@ class SearchCache:
         if self.max_entries <= 0:
             return False
         ttl = min(self.ttl_s, RELATIVE_DATE_TTL_S) if time_relative else self.ttl_s
-        ids = frozenset(ref.get("id") for ref in page.get("messages") or [] if isinstance(ref, dict))
+        ids = frozenset(ref["id"] for ref in page.get("messages") or [] if isinstance(ref, dict) and "id" in ref)
         with self._lock:
             self._entries[key] = CachedPage(page, anchor, ids, self._clock() + ttl)
             self._entries.move_to_end(key)
@@ -126,7 +126,7 @@ class CachedGmail:
 
     def __init__(
         self,
-        client: GmailClient,
+        client: CachedClient,
         *,
         metrics: Metrics | None = None,
         search_entries: int = SEARCH_ENTRIES,
@@ -312,9 +312,9 @@ class CachedGmail:
     def _history_since(self, anchor: int) -> history.HistoryDelta | None:
         """Every change since `anchor` (one history.list page, at most), or None when Gmail cannot say: the
         anchor is older than its history (404), or the check failed. Asked once per tool call and anchor."""
-        memo = cost.current().memo if cost.current() is not None else {}
+        memo = spent.memo if (spent := cost.current()) is not None else {}
         if ("history", anchor) in memo:
-            return memo["history", anchor]
+            return cast("history.HistoryDelta | None", memo["history", anchor])  # what this method memoized
         cost.record(history_checks=1)
         self._metrics.record_history_check()
         try:
@@ -336,7 +336,7 @@ class CachedGmail:
             log.info("could not learn the mailbox's history id", exc_info=True)
 
     @staticmethod
-    def _alongside(main: Callable[[], dict[str, Any]], side: Callable[[], None] | None) -> Any:
+    def _alongside(main: Callable[[], dict[str, Any]], side: Callable[[], None] | None) -> dict[str, Any]:
         """Runs `main` here and `side` in another thread at the same time (same call context, so its requests
         count for this call); returns `main`'s answer once both are done."""
         if side is None:

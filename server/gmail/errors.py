@@ -18,7 +18,7 @@ import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from server.errors import (
     AccountRefusedError,
@@ -133,9 +133,9 @@ _NOT_FOUND: dict[str, tuple[str, str]] = {
 }
 
 
-def _not_found(endpoint: str, **common: object) -> NotFoundError:
+def _not_found(endpoint: str, **common: Any) -> NotFoundError:
     message, hint = _NOT_FOUND.get(endpoint.split(".", 1)[0], ("No message with that id exists in this mailbox.", ""))
-    return NotFoundError(message, hint=hint or None, **common)  # type: ignore[arg-type]
+    return NotFoundError(message, hint=hint or None, **common)
 
 
 def map_http_error(exc: HttpError, *, now: float, endpoint: str = "messages.get") -> GmailError:

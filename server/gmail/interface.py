@@ -8,9 +8,12 @@ grow endpoints without the tools importing its I/O. The registry hands the tools
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from server.errors import GmailError
+
+if TYPE_CHECKING:  # annotations only: the tools import this module without the batch machinery
+    from server.gmail.batch_parts import ListAlongside
 
 
 class GmailApi(Protocol):
@@ -87,3 +90,19 @@ class GmailApi(Protocol):
     def create_label(self, name: str) -> dict[str, Any]: ...
 
     def list_send_as(self) -> list[dict[str, Any]]: ...
+
+
+class CachedClient(GmailApi, Protocol):
+    """What `gmail/cache.py` needs of the client below it (`gmail_client.GmailClient`): the tools' interface, the
+    warm-up, and summary fetches that can carry a search's list request in the same batch."""
+
+    def warm_up(self) -> dict[str, Any]: ...
+
+    def get_messages_metadata(
+        self,
+        message_ids: Sequence[str],
+        *,
+        headers: Sequence[str],
+        fields: str | None = None,
+        alongside: ListAlongside | None = None,
+    ) -> dict[str, dict[str, Any] | GmailError]: ...

@@ -173,7 +173,7 @@ def lint_query(query: str, labels: Sequence[Label] | None = None, today: date | 
 
 def _label_run(text: str) -> str:
     """A label: value up to the next space, without the closing brackets of a group around the term."""
-    run = re.match(r"\S*", text)[0]  # type: ignore[index]
+    run = re.match(r"\S*", text)[0]  # type: ignore[index]  # \S* matches any text
     while run and run[-1] in ")}" and run.count(run[-1]) > run.count({")": "(", "}": "{"}[run[-1]]):
         run = run[:-1]
     return run
@@ -221,9 +221,9 @@ def _read_date(text: str, today: date | None) -> date | None:
         if m := _YEAR_FIRST.fullmatch(text):
             return date(int(m[1]), int(m[2]), int(m[3]))
         if m := _YEAR_LAST.fullmatch(text):
-            first, second, year = int(m[1]), int(m[3]), int(m[4])
+            first, second, numeric_year = int(m[1]), int(m[3]), int(m[4])
             day_first = m[2] == "." if first <= 12 and second <= 12 else first > 12
-            return date(year, second, first) if day_first else date(year, first, second)
+            return date(numeric_year, second, first) if day_first else date(numeric_year, first, second)
         if today is not None and text in ("today", "yesterday", "tomorrow"):
             return today + timedelta(days={"today": 0, "yesterday": -1, "tomorrow": 1}[text])
         if m := _NAMED.fullmatch(text):
@@ -231,7 +231,7 @@ def _read_date(text: str, today: date | None) -> date | None:
             month = _MONTHS.get(month_name)
             if month is None or (year is None and today is None):
                 return None
-            return date(int(year) if year else today.year, month, int(day))  # type: ignore[union-attr]
+            return date(int(year) if year else today.year, month, int(day))  # type: ignore[union-attr]  # today set when year is None (checked above)
     except ValueError:  # no such day: no sure correction
         return None
     return None

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Protocol
 
-from server.auth import single_attempt_request
+from server.gmail.token_endpoint import single_attempt_request
 
 # Kept for reuse, up to as many as calls can run at once (anyio runs 40 worker threads): a shared HTTP server
 # answering bursts of concurrent calls would otherwise rebuild (and reconnect) most sessions on every burst;
@@ -39,7 +39,8 @@ class CredentialSource(Protocol):
 def gmail_discovery() -> dict[str, Any]:
     from googleapiclient.discovery_cache import get_static_doc
 
-    return json.loads(get_static_doc("gmail", "v1"))
+    document: dict[str, Any] = json.loads(get_static_doc("gmail", "v1"))
+    return document
 
 
 def default_http(timeout_s: float) -> Any:

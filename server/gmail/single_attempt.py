@@ -70,7 +70,7 @@ def check_compatible() -> None:
 def _single_attempt_class() -> type:
     import httplib2
 
-    class SingleAttemptHttp(httplib2.Http):  # type: ignore[misc]
+    class SingleAttemptHttp(httplib2.Http):  # type: ignore[misc]  # httplib2 has no types: its base is Any
         """An httplib2.Http that makes exactly one attempt per request and never follows redirects."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -104,7 +104,7 @@ def _single_attempt_class() -> type:
 def _decompress(response: Any, content: bytes, limit_kwargs: Any) -> bytes:
     import httplib2
 
-    decompress = httplib2._decompressContent
+    decompress: Callable[..., bytes] = httplib2._decompressContent
     if len(inspect.signature(decompress).parameters) >= 3:  # httplib2 >= 0.31 bounds decompressed sizes
         return decompress(response, content, limit_kwargs)
     return decompress(response, content)

@@ -16,12 +16,18 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.errors import InternalError, NotFoundError, UnknownOutcomeError
 from server.gmail.single_attempt import SingleAttemptUnavailable, single_attempt_error, single_attempt_http
 from server.runtime import cost
 from server.runtime.observability import get_logger
+
+if TYPE_CHECKING:  # the host's own parts (GmailClient's), named for the type checker only
+    from server.errors import GmailError
+    from server.gmail.quota import QuotaLimiter
+    from server.gmail.sessions import SessionPool
+    from server.runtime.config import Settings
 
 log = get_logger("gmail.writes")
 
@@ -63,11 +69,11 @@ class WriteEndpoints:
     """Mixin: needs `_call(endpoint, make_request, units)` and `_call_once(...)` from GmailClient."""
 
     _call: Callable[..., dict[str, Any]]
-    _settings: Any
-    _quota: Any
-    _sessions: Any
-    _single_attempt_factory: Callable[[], Any] | None
-    _map_exception: Callable[[Exception, str], Any]
+    _settings: Settings
+    _quota: QuotaLimiter
+    _sessions: SessionPool
+    _single_attempt_factory: Callable[[], Any] | None  # an httplib2.Http (untyped)
+    _map_exception: Callable[[Exception, str], GmailError]
     _log_request: Callable[..., None]
 
     def _call_once(self, endpoint: str, make_request: Callable[[Any], Any], units: int) -> dict[str, Any]:
@@ -79,7 +85,7 @@ class WriteEndpoints:
         """
         from google_auth_httplib2 import AuthorizedHttp
 
-        from server.auth import single_attempt_request
+        from server.gmail.token_endpoint import single_attempt_request
 
         self._quota.acquire(units)
         try:

@@ -24,16 +24,15 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel, ValidationError
 
+from server.app.toolset_choice import missing_scope_messages
 from server.errors import GmailError, InternalError, InvalidInputError, PermissionDeniedError
-from server.gmail import scopes
 from server.hints import rerun_auth
 from server.protocol import confirm
 from server.protocol.schemas import ACCOUNT_ARGUMENT
 from server.runtime import cost
 from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import get_logger
-from server.runtime.toolset_choice import missing_scope_messages
-from server.tools import ConfirmationRequest, ContextSource, ToolContext, Toolset, ToolSpec, offered_tools
+from server.tools import ConfirmationRequest, ContextSource, ToolContext, Toolset, ToolSpec, grants, offered_tools
 from server.toolsets import ALL_TOOLSETS
 
 log = get_logger("dispatch")
@@ -194,7 +193,7 @@ async def invoke(
         outcome.account = resolve_account(catalog, getattr(args, ACCOUNT_ARGUMENT, None), reach)
         ctx = catalog.source.context_for(outcome.account)
         granted = catalog.source.granted_scopes(outcome.account)
-        if granted is not None and not scopes.covers(granted, spec.scopes):
+        if granted is not None and not grants(spec, granted):
             raise PermissionDeniedError(
                 f"The token of account {outcome.account!r} does not grant what {spec.name} needs.",
                 hint=_consent_hint(catalog, spec, granted),

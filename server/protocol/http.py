@@ -117,7 +117,7 @@ def _drain_streams_ourselves() -> None:
     try:
         from sse_starlette.sse import AppStatus
 
-        AppStatus.disable_automatic_graceful_drain()
+        AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]  # sse-starlette: unannotated
     except (ImportError, AttributeError):  # another version: its own drain stays on (calls may be cut short)
         log.warning("event streams will be closed at once on shutdown (unknown sse-starlette version)")
 

@@ -1,8 +1,5 @@
-"""MCP resources over the tools' own handlers: a message, a thread and the label list as markdown text.
-
-    gmail://messages/{id}   gmail_get_message   (the message's headers, text and attachment list)
-    gmail://threads/{id}    gmail_get_thread    (the conversation, quoted history removed, reply context)
-    gmail://labels          gmail_list_labels   (every label with its counts)
+"""MCP resources over the tools' own handlers, as the toolsets declare them (`ResourceSpec`): a fixed URI or a
+template with one `{id}` part, answered by one tool, as markdown text.
 
 A resource read is a tool call with default arguments (`calls.invoke`: same validation, worker thread, errors,
 logs and metrics), rendered as the tool renders it under a markdown heading. Resources are offered only while
@@ -23,10 +20,10 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from server.errors import GmailError, InvalidInputError, NotFoundError
 from server.protocol.calls import ToolCatalog, invoke
-from server.toolsets.common import LABELS_URI, MESSAGE_URI_TEMPLATE, THREAD_URI_TEMPLATE
+from server.tools import ResourceSpec
 
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
-MARKDOWN = "text/markdown"
+TEMPLATE_PART = "{id}"
 
 
 @dataclass(frozen=True)
@@ -36,55 +33,27 @@ class Route:
     tool: str
     arguments: dict[str, Any]
     heading: str
+    mime_type: str
 
 
-_TEMPLATES = (
-    (
-        re.compile(r"^gmail://messages/([^/?#]+)$"),
-        "gmail_get_message",
-        "message_id",
-        types.ResourceTemplate(
-            uri_template=MESSAGE_URI_TEMPLATE,
-            name="message",
-            title="Gmail message",
-            description="One message: headers, readable text and attachment list (ids from searches).",
-            mime_type=MARKDOWN,
-        ),
-    ),
-    (
-        re.compile(r"^gmail://threads/([^/?#]+)$"),
-        "gmail_get_thread",
-        "thread_id",
-        types.ResourceTemplate(
-            uri_template=THREAD_URI_TEMPLATE,
-            name="thread",
-            title="Gmail conversation",
-            description="A whole conversation, oldest first, quoted history removed, with the reply context.",
-            mime_type=MARKDOWN,
-        ),
-    ),
-)
-LABELS_RESOURCE = types.Resource(
-    uri=LABELS_URI,
-    name="labels",
-    title="Gmail labels",
-    description="Every label of the mailbox with its id and message/unread counts.",
-    mime_type=MARKDOWN,
-)
+def _pattern(spec: ResourceSpec) -> re.Pattern[str]:
+    before, _, after = spec.uri.partition(TEMPLATE_PART)
+    return re.compile(f"^{re.escape(before)}([^/?#]+){re.escape(after)}$")
 
 
-def route(uri: str) -> Route:
+def route(uri: str, specs: tuple[ResourceSpec, ...]) -> Route:
     """The tool and arguments behind a resource URI; MCPError(-32002) for a URI this server does not serve."""
-    if uri == LABELS_URI:
-        return Route("gmail_list_labels", {}, "# Gmail labels")
-    for pattern, tool, argument, template in _TEMPLATES:
-        match = pattern.match(uri)
+    for spec in specs:
+        if spec.argument is None:
+            if uri == spec.uri:
+                return Route(spec.tool, {}, f"# {spec.title}", spec.mime_type)
+            continue
+        match = _pattern(spec).match(uri)
         if match:
-            return Route(tool, {argument: match.group(1)}, f"# {template.title} {match.group(1)}")
+            return Route(spec.tool, {spec.argument: match.group(1)}, f"# {spec.title} {match.group(1)}", spec.mime_type)
     raise MCPError(
         code=RESOURCE_NOT_FOUND,
-        message=f"Unknown resource {uri[:200]!r}: this server serves "
-        "gmail://messages/{id}, gmail://threads/{id} and gmail://labels.",
+        message=f"Unknown resource {uri[:200]!r}: this server serves {', '.join(spec.uri for spec in specs)}.",
     )
 
 
@@ -97,13 +66,14 @@ def _protocol_error(error: GmailError, uri: str) -> MCPError:
 
 
 class ResourceReader:
-    """The resource handlers of one server, over its tool catalog."""
+    """The resource handlers of one server, over its tool catalog and the resources its toolsets declare."""
 
     def __init__(
         self, catalog: ToolCatalog, allowed: Callable[[Any], frozenset[str] | None] = lambda _request: None
     ) -> None:
         self.catalog = catalog
         self._allowed = allowed  # the accounts a request's credential reaches (HTTP); None: all
+        self.specs = tuple(spec for toolset in catalog.toolsets for spec in toolset.resources)
 
     def reachable(self, request: Any) -> list[str]:
         return self.catalog.reachable(self._allowed(request))
@@ -111,7 +81,7 @@ class ResourceReader:
     async def read_text(self, uri: str, reachable: list[str] | None = None) -> str:
         """The markdown text of a resource, read with the accounts the caller reaches; raises MCPError when it
         cannot be read."""
-        target = route(uri)
+        target = route(uri, self.specs)
         spec = self.catalog.offered(reachable).get(target.tool)
         if spec is None:
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"{uri[:200]} is not available with this token.")
@@ -124,16 +94,34 @@ class ResourceReader:
         heading = f"# {subject}" if subject else target.heading
         return f"{heading}\n\n{spec.render(outcome.result)}"
 
-    async def on_list_resources(self, _request: Any, _params: Any) -> types.ListResourcesResult:
+    def _offered(self, templates: bool) -> list[ResourceSpec]:
         offered = self.catalog.offered()
-        return types.ListResourcesResult(resources=[LABELS_RESOURCE] if "gmail_list_labels" in offered else [])
+        return [spec for spec in self.specs if spec.tool in offered and (spec.argument is not None) == templates]
+
+    async def on_list_resources(self, _request: Any, _params: Any) -> types.ListResourcesResult:
+        resources = [
+            types.Resource(
+                uri=spec.uri, name=spec.name, title=spec.title, description=spec.description, mime_type=spec.mime_type
+            )
+            for spec in self._offered(templates=False)
+        ]
+        return types.ListResourcesResult(resources=resources)
 
     async def on_list_resource_templates(self, _request: Any, _params: Any) -> types.ListResourceTemplatesResult:
-        offered = self.catalog.offered()
-        templates = [template for _, tool, _, template in _TEMPLATES if tool in offered]
+        templates = [
+            types.ResourceTemplate(
+                uri_template=spec.uri,
+                name=spec.name,
+                title=spec.title,
+                description=spec.description,
+                mime_type=spec.mime_type,
+            )
+            for spec in self._offered(templates=True)
+        ]
         return types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def on_read_resource(self, request: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         text = await self.read_text(uri, self.reachable(request))
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=MARKDOWN, text=text)])
+        mime_type = route(uri, self.specs).mime_type
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=text)])

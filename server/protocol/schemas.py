@@ -62,7 +62,7 @@ def _type_only(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _compact(schema: dict[str, Any], *, keep_defaults: bool) -> dict[str, Any]:
     definitions = schema.get("$defs", {})
-    compacted = _node(schema, definitions, keep_defaults)
+    compacted: dict[str, Any] = _node(schema, definitions, keep_defaults)
     compacted.pop("$defs", None)
     return compacted
 

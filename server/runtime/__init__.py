@@ -1,1 +1,1 @@
-"""Runtime concerns: settings, logging and metrics, the account registry, --check, demo mode."""
+"""Process concerns that know no tools: settings, logging and metrics, token crypto, audit, write safety, HTTP."""

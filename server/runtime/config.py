@@ -15,14 +15,16 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import timezone, tzinfo
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from server.gmail import scopes
+from server import scopes
 from server.runtime.token_crypto import parse_scheme
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the `server` package
 GMAIL_READONLY_SCOPE = scopes.READONLY  # the default consent
 GOOGLE_API_ENDPOINT = "https://gmail.googleapis.com"
+DEFAULT_ACCOUNT = "default"  # the account of the single-account token file (GMAIL_TOKEN_PATH, `.token.json`)
 
 DEFAULT_ENRICH_TOP_K = 10
 DEFAULT_TIMEOUT_S = 30.0
@@ -80,8 +82,8 @@ class Settings:
         """The Gmail API base URL requests go to (no trailing slash)."""
         return (self.api_endpoint or GOOGLE_API_ENDPOINT).rstrip("/")
 
-    def with_overrides(self, **changes: object) -> Settings:
-        return replace(self, **changes)  # type: ignore[arg-type]
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
 
 
 def is_checkout(folder: Path = PROJECT_ROOT) -> bool:

@@ -21,6 +21,8 @@ two servers in one process (tests) never share counters.
 
 from __future__ import annotations
 
+from typing import Any
+
 from server.runtime.observability import Metrics
 
 LATENCY_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -32,7 +34,7 @@ class Exporter:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
         self.registry = CollectorRegistry()
-        by_account = {"registry": self.registry, "labelnames": ["account"]}
+        by_account: dict[str, Any] = {"registry": self.registry, "labelnames": ["account"]}
         self.calls = Counter(
             "gmail_mcp_tool_calls",
             "Tool calls by tool, account and outcome (ok or the error category).",

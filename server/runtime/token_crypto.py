@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, TypeGuard
 
 from server.errors import AuthError
 
@@ -35,7 +35,7 @@ class KeyUnavailable(Exception):
     """The key a sealed file (or the configured scheme) needs cannot be had; the message says why and how."""
 
 
-def is_sealed(data: object) -> bool:
+def is_sealed(data: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(data, dict) and data.get(SEALED_MARK) == 1
 
 
@@ -81,7 +81,7 @@ def _keyring() -> Any:
 def _keyring_key(*, create: bool) -> bytes:
     keyring = _keyring()
     try:
-        stored = keyring.get_password(KEYRING_SERVICE, KEYRING_ENTRY)
+        stored: str | None = keyring.get_password(KEYRING_SERVICE, KEYRING_ENTRY)
         if stored:
             return stored.encode("ascii", "replace")
         if not create:
@@ -163,7 +163,7 @@ def unseal(data: dict[str, Any], where: str) -> dict[str, Any]:
 
 def sealed_with(data: object) -> str | None:
     """The key source of a sealed file's JSON, None for a plain one."""
-    return str(data.get("key_source")) if is_sealed(data) else None  # type: ignore[union-attr]
+    return str(data.get("key_source")) if is_sealed(data) else None
 
 
 def _describe(source: str) -> str:

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from mcp.client import Client
 
+from server.app.accounts import AccountRegistry
+from server.app.token_folder import configured_accounts, consent_age_note, default_account
 from server.protocol.dispatch import build_server
-from server.runtime.accounts import AccountRegistry
 from server.runtime.config import PROJECT_ROOT, load_settings
-from server.runtime.token_folder import configured_accounts, consent_age_note, default_account
 from server.tests.support.accounts import WORK_OWNER, WORK_SUBJECTS, two_account_emulator
 from server.tests.support.emulator import OWNER
 

@@ -8,8 +8,7 @@ import os
 
 import pytest
 
-from server import auth_cli
-from server.gmail import scopes
+from server import auth_cli, scopes
 
 DESKTOP_CLIENT = {
     "installed": {
@@ -110,7 +109,7 @@ def test_unknown_names_are_refused_with_the_valid_ones(tmp_path, capsys, names):
 
 
 def test_the_missing_scope_hint_names_this_flag():
-    from server.runtime.toolset_choice import missing_scope_messages
+    from server.app.toolset_choice import missing_scope_messages
     from server.toolsets import ALL_TOOLSETS
 
     [drafts] = missing_scope_messages(frozenset({"drafts"}), ALL_TOOLSETS, frozenset({scopes.READONLY}))

@@ -284,8 +284,8 @@ async def test_gmail_get_message_reads_a_winmail_only_message_with_one_more_requ
     winmail.dat, so the tool fetches it (messages.get + attachments.get) and its text becomes the body."""
     from mcp.client import Client
 
+    from server.app.accounts import AccountRegistry
     from server.protocol.dispatch import build_server
-    from server.runtime.accounts import AccountRegistry
     from server.runtime.observability import Metrics
     from server.tests.support.emulator import emulator_settings
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from mcp.client import Client
 
+from server.app.accounts import AccountRegistry
 from server.protocol.dispatch import build_server
-from server.runtime.accounts import AccountRegistry
 from server.runtime.observability import Metrics
 from server.tests.support.emulator import decode_b64url, emulator_settings, gmail_service
 

@@ -17,11 +17,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from server.content.dates import _common_date, _common_iso, _parsed_iso
 from server.content.message import (
     Address,
-    _common_date,
-    _common_iso,
-    _parsed_iso,
     _scan_addresses,
     _split_addresses,
     parse_addresses,

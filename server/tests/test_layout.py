@@ -2,6 +2,11 @@
 
 Imports are read with `ast` from every import statement in a file, inside functions too, relative ones resolved,
 so a lazy `from server.gmail import ...` in a content module fails here as surely as a top-level one.
+
+The running server is a total order of layers (`LAYERS`, lowest first): a module imports only from its own layer
+or a lower one, and no set of modules imports itself in a circle. The emulator and the demo mailbox are
+development tools: they may import the product, the product never imports them (demo mode starts the emulator
+through one function).
 """
 
 from __future__ import annotations
@@ -26,6 +31,19 @@ CONTENT_MUST_NOT_IMPORT = (
     *GOOGLE,
     *MCP,
 )
+# Lowest first. A module belongs to the layer of the longest name that contains it; `server` alone is the package
+# face (its version), a leaf.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("server.content",),  # pure: Gmail payloads and attachment bytes -> bounded text, trust findings
+    ("server", "server.hints", "server.errors", "server.scopes"),  # leaf modules: constants, small value types
+    ("server.runtime",),  # process concerns that know no tools: settings, logging, metrics, token crypto, audit
+    ("server.gmail",),  # the client's helpers: error table, retry, quota, batch, caches, history
+    ("server.auth", "server.gmail_client", "server.tools"),  # credentials; the only Gmail I/O; what a tool is
+    ("server.toolsets",),  # the tools, grouped
+    ("server.app",),  # composition: account registry, toolset choice, doctor, demo mode
+    ("server.protocol",),  # MCP adapters
+    ("server.main", "server.cli", "server.auth_cli"),  # entry points
+)
 NOT_RUNTIME = ("tests", "emulator", "demo")  # folders of server/ that are not the running server
 MAX_LINES = 400
 SIZE_EXEMPT = {"server/demo/generator/content.py"}  # a data table of demo mail text, not logic
@@ -39,6 +57,14 @@ def package_of(path: Path) -> str:
     return ".".join(path.relative_to(PROJECT_ROOT).parent.parts)
 
 
+def resolve(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a `from ... import` statement in `package` names."""
+    if not node.level:
+        return node.module or ""
+    anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+    return ".".join([*anchor, *([node.module] if node.module else [])])
+
+
 def imported_names(source: str, package: str) -> set[str]:
     """Every module an import in `source` names (for `from a import b`: both `a` and `a.b`), relative ones resolved
     against `package`, plus `importlib.import_module("...")` / `__import__("...")` with a literal name."""
@@ -47,10 +73,7 @@ def imported_names(source: str, package: str) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            base = resolve(node, package)
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
         elif (
@@ -105,6 +128,115 @@ def test_the_import_scan_sees_lazy_relative_and_dynamic_imports() -> None:
     assert not within("google_auth_httplib2", ("google",))  # a prefix of a name is not the package
 
 
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of the longest layer name that is `module` or contains it; None for no layer."""
+    best: tuple[int, int] | None = None
+    for index, names in enumerate(LAYERS):
+        for name in names:
+            matches = module == name if name == "server" else within(module, (name,))
+            if matches and (best is None or len(name) > best[0]):
+                best = (len(name), index)
+    if best is None and module.startswith("server.__"):  # `from server import __version__`
+        return LAYERS.index(next(names for names in LAYERS if "server" in names))
+    return None if best is None else best[1]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PROJECT_ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def upward_imports(paths: list[Path]) -> list[str]:
+    found = []
+    for path in paths:
+        own = layer_of(module_name(path))
+        for name in sorted(imported_names(path.read_text("utf-8"), package_of(path))):
+            theirs = layer_of(name) if name.startswith("server.") or name == "server" else None
+            if own is not None and theirs is not None and theirs > own:
+                found.append(f"{where(path)} (layer {own}) imports {name} (layer {theirs})")
+    return found
+
+
+def import_graph(paths: list[Path]) -> dict[str, set[str]]:
+    """Module -> the modules among `paths` it imports. `from a import b` names module `a.b` when that is one,
+    else `a`; a name `a.b.C` counts as the module `a.b` that holds it."""
+    modules = {module_name(path): path for path in paths}
+
+    def holder(name: str) -> str:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = package_of(path)
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(holder(alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = resolve(node, package)
+                targets.update(holder(f"{base}.{alias.name}") for alias in node.names)
+        graph[name] = targets - {"", name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted: every import circle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_the_layer_checks_can_fail() -> None:
+    assert layer_of("server.gmail.cache") == 3 and layer_of("server.gmail_client") == 4
+    assert layer_of("server") == 1 and layer_of("server.__version__") == 1 and layer_of("server.app") == 6
+    assert layer_of("server.emulator") is None and layer_of("server.mainframe") is None
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_module_of_the_running_server_has_a_layer() -> None:
+    assert [where(path) for path in runtime_files() if layer_of(module_name(path)) is None] == []
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    assert_none(upward_imports(runtime_files()))
+
+
+def test_no_import_cycles_in_the_server_the_emulator_or_the_demo_mailbox() -> None:
+    everything = [path for path in python_files(SERVER) if path.relative_to(SERVER).parts[0] != "tests"]
+    assert cycles(import_graph(everything)) == []
+
+
 def test_content_is_pure() -> None:
     assert_none(offenders(python_files(SERVER / "content"), CONTENT_MUST_NOT_IMPORT))
 
@@ -117,12 +249,24 @@ def test_protocol_knows_nothing_of_google() -> None:
     assert_none(offenders(python_files(SERVER / "protocol"), GOOGLE))
 
 
+def test_protocol_serves_what_the_toolsets_declare_without_knowing_gmail() -> None:
+    """Resources, prompts and instructions come from the toolsets (`ResourceSpec`, `PromptSpec`, `instructions`):
+    no protocol module imports the Gmail layer, its client, credentials or scopes, nor names a gmail:// URI, and
+    the resource and prompt adapters import no toolset."""
+    protocol = python_files(SERVER / "protocol")
+    gmail = ("server.gmail", "server.gmail_client", "server.auth", "server.scopes")
+    assert_none(offenders(protocol, gmail))
+    adapters = [SERVER / "protocol" / "resources.py", SERVER / "protocol" / "prompts.py"]
+    assert_none(offenders(adapters, ("server.toolsets", "server.app")))
+    assert [where(path) for path in protocol if "gmail://" in path.read_text("utf-8")] == []
+
+
 def test_the_running_server_never_imports_the_tests() -> None:
     assert_none(offenders(runtime_files(), ("server.tests",)))
 
 
 def test_only_demo_mode_reaches_for_the_emulator_or_the_demo_mailbox() -> None:
-    others = [path for path in runtime_files() if path != SERVER / "runtime" / "demo_mode.py"]
+    others = [path for path in runtime_files() if path != SERVER / "app" / "demo_mode.py"]
     assert_none(offenders(others, ("server.emulator", "server.demo")))
 
 

@@ -11,12 +11,12 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-from server.gmail import scopes
+from server import scopes
+from server.app.accounts import AccountRegistry
+from server.app.toolset_choice import missing_scope_messages, validate_enabled
 from server.protocol.dispatch import build_server
-from server.runtime.accounts import AccountRegistry
 from server.runtime.config import load_settings
 from server.runtime.observability import Metrics
-from server.runtime.toolset_choice import missing_scope_messages, validate_enabled
 from server.tools import Annotations, Toolset, ToolSpec, offered_tools, unavailable_toolsets
 from server.toolsets import ALL_TOOLSETS
 from server.toolsets.common import ToolInput

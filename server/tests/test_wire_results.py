@@ -13,9 +13,9 @@ import pytest
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 
+from server.app.accounts import AccountRegistry
 from server.protocol.calls import ToolCatalog
 from server.protocol.dispatch import call_tool
-from server.runtime.accounts import AccountRegistry
 from server.runtime.observability import Metrics
 from server.tests.support.emulator import emulator_settings
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from mcp.client import Client
 
+from server.app.accounts import AccountRegistry
+from server.app.toolset_choice import missing_scope_messages
 from server.auth import TokenStore
-from server.gmail.scopes import BY_NAME
 from server.protocol.dispatch import build_server
-from server.runtime.accounts import AccountRegistry
 from server.runtime.config import load_settings
 from server.runtime.observability import Metrics
-from server.runtime.toolset_choice import missing_scope_messages
+from server.scopes import BY_NAME
 from server.tests.support.emulator import OWNER, PDF_BYTES
 from server.tests.support.writes import WRITE_GROUPS, write_stack
 from server.toolsets import ALL_TOOLSETS

@@ -138,7 +138,7 @@ def changes_since(ctx: ToolContext, args: ChangesSinceInput) -> ChangesSinceResu
     named = dict(zip(every, names.names(every), strict=True))  # one labels.list per cache period, if any
     return ChangesSinceResult(
         checkpoint=encode_checkpoint(next_id),
-        messages=[_item(change, details.get(change.id), kind, named) for change, kind in shown],  # type: ignore[arg-type]
+        messages=[_item(change, details.get(change.id), kind, named) for change, kind in shown],  # type: ignore[arg-type]  # kinds are the two literals
         deleted=deleted[: args.max_results],
         added_count=len(added),
         relabeled_count=len(relabeled),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping
+from typing import Any
 
 from pydantic import Field
 
@@ -68,7 +69,7 @@ def to_security(report: SecurityReport) -> Security:
 
 
 def header_warnings(
-    headers: list[dict],
+    headers: list[dict[str, Any]],
     sender: Address | None,
     subject: str | None,
     snippet: str,
@@ -100,10 +101,10 @@ def header_warnings(
     return codes
 
 
-def _first(headers: list[dict], name: str) -> str | None:
+def _first(headers: list[dict[str, Any]], name: str) -> str | None:
     for item in headers:
         if isinstance(item, dict) and str(item.get("name", "")).lower() == name and isinstance(item.get("value"), str):
-            return item["value"]
+            return str(item["value"])
     return None
 
 

@@ -16,12 +16,13 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
+from server import scopes
 from server.errors import InvalidInputError, NotFoundError
-from server.gmail import scopes
 from server.gmail.label_match import find_label, unknown_label_hint
 from server.tools import Annotations, ToolContext, Toolset, ToolSpec
 from server.toolsets.common import MESSAGE_ID_PATTERN, ToolInput, ToolOutput
 from server.toolsets.drafts.common import audited
+from server.toolsets.offers import WRITE_INSTRUCTIONS
 from server.toolsets.restore import existing, inbox_before_trash
 
 MAX_IDS = 1000
@@ -334,4 +335,5 @@ LABELING = Toolset(
     description="Label, archive, mark read/unread, star, trash and restore messages.",
     tools=(MODIFY_MESSAGES,),
     opt_in=True,
+    instructions=WRITE_INSTRUCTIONS,
 )

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.policy import SMTP
+from typing import Any
 
 from server.content.compose.addresses import Recipient, format_recipient
 from server.content.sizes import human_size
@@ -96,7 +97,7 @@ def build_message(spec: OutgoingMessage) -> bytes:
             continue
         if maintype == "message":  # other message/* types may not be base64 either: plain bytes are safe
             maintype, subtype = "application", "octet-stream"
-        extra: dict[str, str] = {}
+        extra: dict[str, Any] = {}  # add_attachment takes its keywords as Any
         if attachment.content_id:
             extra["cid"] = "<" + clean_header_text(attachment.content_id).strip("<>") + ">"
         message.add_attachment(

@@ -58,7 +58,7 @@ def _attachment(part: Message) -> Attachment:
     mime_type = part.get_content_type()
     if mime_type == "message/rfc822":
         inner = part.get_payload()
-        inner_message = inner[0] if isinstance(inner, list) and inner else None
+        inner_message = inner[0] if isinstance(inner, list) and inner and isinstance(inner[0], Message) else None
         data = inner_message.as_bytes() if isinstance(inner_message, Message) else b""
         name = _filename(part) or _inner_subject(inner_message) + ".eml"
     else:
@@ -101,7 +101,8 @@ def read_message(raw: bytes) -> MessageContent:
                     notes.append(f"parts nested deeper than {MAX_DEPTH} levels were left out")
                     continue
                 children = part.get_payload()
-                stack.extend((child, depth + 1) for child in reversed(children if isinstance(children, list) else []))
+                listed = children if isinstance(children, list) else []
+                stack.extend((child, depth + 1) for child in reversed(listed) if isinstance(child, Message))
                 continue
             if part is not root and _is_attachment(part):
                 if len(attachments) >= MAX_ATTACHMENTS:

@@ -9,10 +9,11 @@ outline level, so localized style ids work).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from server.content.extract.model import Job, clip
 from server.content.extract.ooxml import Package
-from server.content.extract.xmlsafe import END, START, TEXT
+from server.content.extract.xmlsafe import END, START, TEXT, Event
 
 _MAIN = ("wordprocessingml.document.main+xml", "wordprocessingml.document.macroenabled.main+xml")
 _HEADING = re.compile(r"^heading\s*([1-9])$", re.I)
@@ -92,14 +93,14 @@ class _Reader:
         self.job = job
         self.styles = styles
         self.paragraphs: list[_Paragraph] = []
-        self.tables: list[list[list[str]]] = []  # per open table: its current row's cells
+        self.tables: list[list[str]] = []  # per open table: its current row's cells
         self.cells: list[list[str]] = []  # per open cell: its paragraphs
         self.skip = 0  # depth inside skipped elements
         self.in_text = False
         self.written = 0  # paragraphs and rows written
         self.blank = True  # the output ends with a blank line (or is empty)
 
-    def run(self, events) -> None:
+    def run(self, events: Iterable[Event]) -> None:
         for count, (kind, name, value) in enumerate(events):
             if count % _CHECK_EVERY == 0 and not self.job.proceed(f"DOCX paragraph {self.written + 1}"):
                 return
@@ -154,9 +155,9 @@ class _Reader:
             elif kind == "list":
                 paragraph.listed = True
         elif name == "outlineLvl":
-            level = _int(attrs.get("val"))
-            if level is not None and 0 <= level < 9:
-                paragraph.heading = level + 1
+            outline = _int(attrs.get("val"))
+            if outline is not None and 0 <= outline < 9:
+                paragraph.heading = outline + 1
         elif name == "numPr":
             paragraph.listed = True
         elif name == "ilvl":

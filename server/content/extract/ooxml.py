@@ -7,6 +7,7 @@ the whole file, whatever the zip headers declare, so a part that inflates to gig
 from __future__ import annotations
 
 import posixpath
+import zipfile
 from collections.abc import Iterator
 from urllib.parse import unquote
 from xml.parsers.expat import ExpatError
@@ -24,7 +25,7 @@ class Package:
         self.job = job
         self.label = label
         self.zip = open_zip(data, job.limits.max_zip_entries)
-        self._infos = {}
+        self._infos: dict[str, zipfile.ZipInfo] = {}
         for info in self.zip.infolist():
             self._infos.setdefault(info.filename.lstrip("/").lower(), info)
         self._budget_noted = False
@@ -86,7 +87,7 @@ class Package:
         for kind, name, attrs in self.tolerant_events("[Content_Types].xml"):
             if kind == START and name == "Override" and isinstance(attrs, dict):
                 content_type = attrs.get("ContentType", "").lower()
-                part = attrs.get("PartName", "").lstrip("/")
+                part: str = attrs.get("PartName", "").lstrip("/")
                 if part and content_type.endswith(markers) and self.has(part):
                     return part
         return default

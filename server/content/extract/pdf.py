@@ -12,9 +12,13 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from server.content.extract.model import Job
 from server.content.text.tidy import tidy_text
+
+if TYPE_CHECKING:  # pypdf is imported on first use, not with this module
+    from pypdf import PageObject, PdfReader
 
 _NO_TEXT = "(no text on this page)"
 _OBJ = re.compile(rb"(\d{1,10})\s+(\d{1,5})\s+obj\b")
@@ -69,7 +73,7 @@ def extract_pdf(data: bytes, job: Job) -> None:
         job.note(f"PDF: {empty:,} of the {read:,} pages read have no text (scanned or image-only pages)")
 
 
-def _open(data: bytes, job: Job):
+def _open(data: bytes, job: Job) -> PdfReader:
     from pypdf import PdfReader
 
     try:
@@ -99,23 +103,24 @@ def _repaired(data: bytes) -> bytes | None:
     return data + b"\ntrailer\n<< /Root %s %s R >>\nstartxref\n0\n%%%%EOF\n" % (number, generation)
 
 
-def _declared_count(reader) -> int | None:
+def _declared_count(reader: PdfReader) -> int | None:
     try:
-        count = reader.root_object["/Pages"].get_object().get("/Count")
+        pages: Any = reader.root_object["/Pages"].get_object()  # whatever the file holds: the except catches it
+        count = pages.get("/Count")
         count = int(count) if count is not None else None
     except Exception:  # a broken page tree root: the walk will say what it finds
         return None
     return count if count is not None and 0 <= count < 10_000_000 else None
 
 
-def _walk_pages(reader, job: Job) -> Iterator:
+def _walk_pages(reader: PdfReader, job: Job) -> Iterator[PageObject]:
     """The document's pages in order, resolved one at a time, with inherited attributes applied (as pypdf's own
     flattening does); cycles, over-deep trees and unreadable nodes are skipped with a note."""
     from pypdf import PageObject
     from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, NameObject
 
-    stack: list[tuple[Iterator, dict]] = [(iter([reader.root_object.raw_get("/Pages")]), {})]
-    seen: set = set()
+    stack: list[tuple[Iterator[Any], dict[str, Any]]] = [(iter([reader.root_object.raw_get("/Pages")]), {})]
+    seen: set[Any] = set()
     for _ in range(_MAX_NODES):
         if not stack:
             return

@@ -6,9 +6,11 @@ Slides come from ppt/presentation.xml's slide list and its relationships. Speake
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from server.content.extract.model import Job, clip
 from server.content.extract.ooxml import Package
-from server.content.extract.xmlsafe import END, START, TEXT
+from server.content.extract.xmlsafe import END, START, TEXT, Event
 
 _MAIN = (
     "presentationml.presentation.main+xml",
@@ -45,7 +47,7 @@ def extract_pptx(data: bytes, job: Job) -> None:
         job.cut(f"PPTX: only the first {limit:,} of {len(slides):,} slides were read (slide limit)")
 
 
-def _slide(events, job: Job) -> None:
+def _slide(events: Iterable[Event], job: Job) -> None:
     paragraph: list[str] = []
     row: list[str] | None = None
     cell: list[str] | None = None

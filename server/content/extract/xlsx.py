@@ -9,11 +9,12 @@ sheets, `max_rows` rows per sheet and `max_columns` columns are read; each cut i
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from server.content.extract.model import Job, clip
 from server.content.extract.ooxml import Package
 from server.content.extract.xlsx_values import date_styles, number_text, serial_to_iso, unescape
-from server.content.extract.xmlsafe import END, START, TEXT
+from server.content.extract.xmlsafe import END, START, TEXT, Event
 
 _MAIN = (
     "spreadsheetml.sheet.main+xml",
@@ -152,7 +153,7 @@ class _Sheet:
         self.target: str | None = None
         self.phonetic = 0
 
-    def run(self, events) -> None:
+    def run(self, events: Iterable[Event]) -> None:
         limits = self.job.limits
         for count, (kind, name, value) in enumerate(events):
             if count % _CHECK_EVERY == 0 and not self.job.proceed(f"XLSX sheet '{self.name}', row {self.rows + 1:,}"):

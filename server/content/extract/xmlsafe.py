@@ -9,7 +9,7 @@ size plus what the caller keeps. Pure, no I/O beyond the stream given.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO
+from typing import NoReturn, Protocol
 from xml.parsers import expat
 
 START, END, TEXT = 0, 1, 2
@@ -22,7 +22,7 @@ class XmlRefused(ValueError):
     """The XML declares a DTD or entities; it is not parsed."""
 
 
-def _refuse(*_args: object) -> None:
+def _refuse(*_args: object) -> NoReturn:
     raise XmlRefused("the XML declares a DTD (entities are never expanded here)")
 
 
@@ -30,7 +30,11 @@ def _local(name: str) -> str:
     return name.rpartition("}")[2]
 
 
-def xml_events(stream: IO[bytes]) -> Iterator[Event]:
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def xml_events(stream: Readable) -> Iterator[Event]:
     """Parse XML from `stream`, yielding (kind, local name, attributes or text) events in document order.
 
     Element and attribute names lose their namespace ("w:p" gives "p"; Office part vocabularies do not clash).

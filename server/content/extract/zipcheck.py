@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Callable
 from typing import IO
 
 _EOCD = b"PK\x05\x06"
@@ -55,7 +56,7 @@ class CappedReader(io.RawIOBase):
     `on_read` is told every chunk size, so a caller can keep a budget across several members.
     """
 
-    def __init__(self, stream: IO[bytes], cap: int, on_read=None) -> None:
+    def __init__(self, stream: IO[bytes], cap: int, on_read: Callable[[int], object] | None = None) -> None:
         super().__init__()
         self._stream = stream
         self._left = max(cap, 0)

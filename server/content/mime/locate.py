@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from server.content.mime.part import MimePart
 from server.content.mime.walk import AttachmentInfo
@@ -44,7 +45,11 @@ def choose(attachments: Sequence[AttachmentInfo], wanted: str) -> AttachmentInfo
     for item in attachments:
         if item.part_id == wanted:
             return item
-    for same in (lambda name: name == wanted, lambda name: name.casefold() == wanted.casefold()):
+    matchers: tuple[Callable[[str], bool], ...] = (
+        lambda name: name == wanted,
+        lambda name: name.casefold() == wanted.casefold(),
+    )
+    for same in matchers:
         matches = [item for item in attachments if same(item.filename)]
         if len(matches) == 1:
             return matches[0]
@@ -53,7 +58,7 @@ def choose(attachments: Sequence[AttachmentInfo], wanted: str) -> AttachmentInfo
     raise AttachmentChoiceError(f"the message has no attachment with part id or file name {wanted!r}", attachments)
 
 
-def part_node(payload: object, part_id: str) -> dict | None:
+def part_node(payload: object, part_id: str) -> dict[str, Any] | None:
     """The node of a Gmail payload tree with this `partId` (depth-first, bounded), or None."""
     stack: list[tuple[object, int]] = [(payload, 0)]
     visited = 0

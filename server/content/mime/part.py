@@ -62,7 +62,8 @@ class MimePart:
     def __init__(self, raw: object, default_mime: str = "text/plain") -> None:
         node = raw if isinstance(raw, dict) else {}
         self.node = node
-        self.part_id = node.get("partId") if isinstance(node.get("partId"), str) else ""
+        part_id = node.get("partId")
+        self.part_id = part_id if isinstance(part_id, str) else ""
         self.headers = first_headers(node.get("headers"))
         ctype, self.params = parse_header_params(self.headers.get("content-type", ""))
         mime = node.get("mimeType")

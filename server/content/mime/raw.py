@@ -13,10 +13,12 @@ import email.parser
 import email.policy
 from email import errors
 from email.message import Message
+from typing import Any
 
 from server.content.text.charsets import lenient_b64
 
 _MAX_DEPTH = 100
+Frame = tuple[Message, dict[str, Any], str, int]  # a part, its payload node, its part id, its depth
 _SIZED_DEPTH = 4  # forwards nested deeper get size 0: hostile nesting must not cost one regeneration per level
 
 
@@ -52,8 +54,8 @@ def _inner_size(message: Message) -> int:
         return 0
 
 
-def _node(message: Message, part_id: str, depth: int, max_depth: int, stack: list) -> dict:
-    node: dict = {
+def _node(message: Message, part_id: str, depth: int, max_depth: int, stack: list[Frame]) -> dict[str, Any]:
+    node: dict[str, Any] = {
         "partId": part_id,
         "mimeType": message.get_content_type(),
         "filename": "",
@@ -63,11 +65,11 @@ def _node(message: Message, part_id: str, depth: int, max_depth: int, stack: lis
     if isinstance(payload, list):
         sized = message.get_content_type() == "message/rfc822" and depth <= _SIZED_DEPTH
         node["body"] = {"size": _inner_size(message) if sized else 0}
-        children: list[dict] = []
+        children: list[dict[str, Any]] = []
         if depth < max_depth:
             for index, sub in enumerate(payload):
                 if isinstance(sub, Message):
-                    child: dict = {}
+                    child: dict[str, Any] = {}
                     children.append(child)
                     stack.append((sub, child, f"{part_id}.{index}" if part_id else str(index), depth + 1))
         node["parts"] = children
@@ -77,7 +79,7 @@ def _node(message: Message, part_id: str, depth: int, max_depth: int, stack: lis
     return node
 
 
-def payload_from_bytes(data: bytes, max_depth: int = _MAX_DEPTH) -> dict:
+def payload_from_bytes(data: bytes, max_depth: int = _MAX_DEPTH) -> dict[str, Any]:
     """Parse an RFC 2822 message into a payload dict shaped like Gmail's `full` format.
 
     Args:
@@ -101,8 +103,8 @@ def payload_from_bytes(data: bytes, max_depth: int = _MAX_DEPTH) -> dict:
             "headers": head,
             "body": {"size": len(body), "data": base64.urlsafe_b64encode(body).decode("ascii")},
         }
-    root: dict = {}
-    stack: list = [(message, root, "", 0)]
+    root: dict[str, Any] = {}
+    stack: list[Frame] = [(message, root, "", 0)]
     while stack:  # iterative: the tree may be deep
         current, target, part_id, depth = stack.pop()
         target.update(_node(current, part_id, depth, max(0, max_depth), stack))

@@ -177,7 +177,7 @@ def _body(props: dict[int, tuple[int, object]], plain: bytes | None, codepage: s
     if html:
         cpid = props.get(PR_INTERNET_CPID, (0, None))[1]
         charset = _codepage(cpid) if isinstance(cpid, int) else None
-        markup = html if isinstance(html, str) else decode_text(html, charset)[0]
+        markup = html if isinstance(html, str) else decode_text(html, charset)[0] if isinstance(html, bytes) else ""
         text = html_to_text(markup)
         if text.strip():
             return text, "PR_HTML"
@@ -205,7 +205,8 @@ class _Cursor:
         return chunk
 
     def u32(self) -> int:
-        return struct.unpack("<I", self.take(4))[0]
+        value: int = struct.unpack("<I", self.take(4))[0]
+        return value
 
     def left(self) -> int:
         return len(self.data) - self.pos

@@ -119,7 +119,7 @@ def _verdicts_only(spf: str, dkim: str, dmarc: str) -> Authentication:
 
 def _property_domain(resinfo: str) -> str:
     """The domain one method's result is about: its smtp.mailfrom, header.from, header.d or header.i."""
-    props = dict(_PROPERTY.findall(resinfo))
+    props: dict[str, str] = dict(_PROPERTY.findall(resinfo))
     domain = props.get("smtp.mailfrom") or props.get("header.from") or props.get("header.d")
     return (domain or props.get("header.i", "")).rsplit("@", 1)[-1]
 

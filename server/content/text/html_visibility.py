@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, replace
+from re import Pattern
+from typing import Any
 
 from server.content.text.html_css import (
     WHITE,
@@ -55,7 +57,7 @@ _BACKGROUND_KEYS = frozenset(("background", "background-color", "background-imag
 _FONT_SIZE_ATTR = {"1": 10.0, "2": 13.0, "3": 16.0, "4": 18.0, "5": 24.0, "6": 32.0, "7": 48.0}
 
 
-def parse_attrs(src: str, pattern) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def parse_attrs(src: str, pattern: Pattern[str]) -> dict[str, str]:
     attrs: dict[str, str] = {}
     for match in pattern.finditer(src):
         value = match.group(2) if match.group(2) is not None else match.group(3)
@@ -132,7 +134,7 @@ PAGE = Look()
 
 def next_look(parent: Look, tag: str, decls: dict[str, str], attrs: dict[str, str], depth: int) -> Look:
     """The look inside an element at `depth` of the stack; `parent` itself when the element changes nothing."""
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}  # fields of the parent style to replace
     size = decls.get("font-size")
     if size is not None:
         px = length_px(size, parent.font_px)
@@ -149,7 +151,7 @@ def next_look(parent: Look, tag: str, decls: dict[str, str], attrs: dict[str, st
         painted = background_of(decls, attrs)
         if painted is not None:
             changes["background"] = painted
-    return replace(parent, **changes) if changes else parent  # type: ignore[arg-type]
+    return replace(parent, **changes) if changes else parent
 
 
 def soft_reason(look: Look, sheet: StyleSheet, depth: int) -> str | None:

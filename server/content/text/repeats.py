@@ -76,13 +76,13 @@ def drop_repeated_tail(text: str, seen: set[int]) -> str:
     repeated = total = 0
     for position in range(len(judged) - 1, -1, -1):
         index = judged[position]
-        size, is_repeated = states[index]  # type: ignore[misc]
+        size, is_repeated = states[index]  # type: ignore[misc]  # `judged` holds only indexes whose state is not None
         total += 1
         repeated += is_repeated
         if not is_repeated:
             continue
         following = judged[position + 1] if position + 1 < len(judged) else None
-        next_repeated = following is None or states[following][1]  # type: ignore[index]
+        next_repeated = following is None or states[following][1]  # type: ignore[index]  # a judged index: not None
         enough = repeated >= 2 or size >= MIN_LONE_TOKENS
         if next_repeated and enough and repeated >= 0.8 * total:
             cut = index

@@ -34,7 +34,8 @@ from .builders import (
     set_boundaries,
     text,
 )
-from .content import Mail, Person, auto_cte, build_mails
+from .cast import Mail, Person, auto_cte
+from .content import build_mails
 
 _STANDARD = {"us-pacific": -8, "us-eastern": -5, "europe": 1}
 

@@ -12,7 +12,7 @@ import datetime as dt
 from email.message import Message
 
 from .builders import attachment, container, pdf, png
-from .content import ALEX, ANA, FRANCOIS, PRIYA, Mail, ago, alt_gmail, plain, t, with_files
+from .cast import ALEX, ANA, FRANCOIS, PRIYA, Mail, ago, alt_gmail, plain, t, with_files
 from .office import docx, xlsx
 
 LABELS = "Inbox, Work, Travel"

@@ -24,9 +24,9 @@ import pytest
 from google_auth_httplib2 import AuthorizedHttp
 from googleapiclient.discovery import build
 
+from server import scopes
 from server.auth import TokenStore
 from server.emulator import start_emulator
-from server.gmail import scopes
 from server.runtime.config import Settings
 from server.tests.support.contract import ContractGmail, new_run_id
 from server.tests.support.emulator import gmail_service

@@ -17,9 +17,9 @@ from typing import Any
 import anyio
 from mcp.client import Client
 
+from server.app.accounts import AccountRegistry
 from server.emulator import Emulator, start_emulator
 from server.protocol.dispatch import build_server
-from server.runtime.accounts import AccountRegistry
 from server.runtime.config import load_settings
 from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import Metrics

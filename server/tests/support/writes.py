@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from server import scopes as gmail_scopes
 from server.auth import TokenStore
 from server.emulator import Emulator, start_emulator
-from server.gmail import scopes as gmail_scopes
 from server.gmail_client import GmailClient
 from server.protocol.dispatch import build_server
 from server.runtime.audit import AuditLog

@@ -7,7 +7,7 @@ a scope that can manage drafts (`gmail.compose`, `gmail.modify` or full access):
 
 from __future__ import annotations
 
-from server.gmail import scopes
+from server import scopes
 from server.tools import Annotations, Toolset, ToolSpec
 from server.toolsets.common import UNTRUSTED_CONTENT
 from server.toolsets.drafts.create import CreateDraftInput, CreateDraftResult, create_draft, render_created
@@ -26,6 +26,7 @@ from server.toolsets.drafts.manage import (
     update_draft,
 )
 from server.toolsets.drafts.send import SendDraftInput, SendDraftResult, render_send, send_draft
+from server.toolsets.offers import WRITE_INSTRUCTIONS
 
 NEVER_SENDS = "It never sends anything."
 
@@ -111,6 +112,7 @@ DRAFTS = Toolset(
     description="Create, edit, list and delete drafts (never sends).",
     tools=(CREATE_DRAFT, UPDATE_DRAFT, LIST_DRAFTS, DELETE_DRAFT),
     opt_in=True,
+    instructions=WRITE_INSTRUCTIONS,
 )
 
 SEND = Toolset(
@@ -118,6 +120,7 @@ SEND = Toolset(
     description="Send a draft after the person's explicit confirmation.",
     tools=(SEND_DRAFT,),
     opt_in=True,
+    instructions=WRITE_INSTRUCTIONS,
 )
 
 __all__ = ["DRAFTS", "SEND", "SendDraftResult"]

@@ -85,7 +85,7 @@ def fetch_draft(ctx: ToolContext, draft_id: str) -> tuple[dict[str, Any], bytes]
             hint=draft_id_hint(ctx),
             status=404,
         ) from None
-    message = draft.get("message") if isinstance(draft.get("message"), dict) else {}
+    message = draft["message"] if isinstance(draft.get("message"), dict) else {}
     return draft, raw_bytes(message, "the draft")
 
 

@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from server.content.compose.addresses import Recipient, dedupe
 from server.content.compose.build import Attachment, MessageTooLargeError, OutgoingMessage, build_message
-from server.content.compose.quoting import QuoteSource, forward_quote, reply_quote
+from server.content.compose.quoting import Quote, QuoteSource, forward_quote, reply_quote
 from server.content.compose.reading import read_message
 from server.content.compose.reply import (
     Mode,
@@ -106,7 +106,9 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
     notes: list[str] = []
     text, html = args.body, args.body_html
     subject = args.subject or ""
-    in_reply_to, references, thread_id = None, (), None
+    in_reply_to: str | None = None
+    references: tuple[str, ...] = ()
+    thread_id: str | None = None
     if args.reply_to_message_id:
         original, content_text, raw = _original(ctx, args.reply_to_message_id)
         threading = threading_for(original)
@@ -123,7 +125,7 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
         )
         if mode == "forward":
             subject = args.subject or forward_subject(original.header("subject"))
-            quote = forward_quote(source)
+            quote: Quote | None = forward_quote(source)
             kept = read_message(raw)
             attachments = [*kept.attachments, *attachments]
             if kept.left_out:
@@ -174,7 +176,7 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
             result.notes.append("dry run (GMAIL_MCP_DRY_RUN): nothing was saved")
             return result
         draft = ctx.gmail.create_draft(raw_message, thread_id=thread_id)
-        message = draft.get("message") if isinstance(draft.get("message"), dict) else {}
+        message = draft["message"] if isinstance(draft.get("message"), dict) else {}
         result.draft_id = str(draft.get("id") or "") or None
         result.message_id = str(message.get("id") or "") or None
         result.thread_id = str(message.get("threadId") or thread_id or "") or None

@@ -71,7 +71,7 @@ def _existing(header: str | None, notes: list[str], name: str) -> list[Any]:
 
 def update_draft(ctx: ToolContext, args: UpdateDraftInput) -> DraftResult:
     draft, raw = fetch_draft(ctx, args.draft_id)
-    message = draft.get("message") if isinstance(draft.get("message"), dict) else {}
+    message = draft["message"] if isinstance(draft.get("message"), dict) else {}
     thread_id = str(message.get("threadId") or "") or None
     current = read_message(raw)
     headers = current.headers
@@ -134,7 +134,7 @@ def update_draft(ctx: ToolContext, args: UpdateDraftInput) -> DraftResult:
             result.notes.append("dry run (GMAIL_MCP_DRY_RUN): the draft was not changed")
             return result
         updated = ctx.gmail.update_draft(args.draft_id, new_raw, thread_id=thread_id)
-        new_message = updated.get("message") if isinstance(updated.get("message"), dict) else {}
+        new_message = updated["message"] if isinstance(updated.get("message"), dict) else {}
         result.message_id = str(new_message.get("id") or "") or None
         result.thread_id = str(new_message.get("threadId") or thread_id or "") or None
     return result

@@ -5,9 +5,13 @@ from __future__ import annotations
 from server.tools import Toolset
 from server.toolsets.messages.read import GET_MESSAGE
 from server.toolsets.messages.search import SEARCH_MESSAGES
+from server.toolsets.offers import MESSAGE_RESOURCE, READ_INSTRUCTIONS, TRIAGE_INBOX
 
 MESSAGES = Toolset(
     name="messages",
     description="Search Gmail and read messages.",
     tools=(SEARCH_MESSAGES, GET_MESSAGE),
+    resources=(MESSAGE_RESOURCE,),
+    prompts=(TRIAGE_INBOX,),
+    instructions=READ_INSTRUCTIONS,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from server.tools import Toolset, ToolSpec
 from server.toolsets.common import UNTRUSTED_CONTENT
+from server.toolsets.offers import NEEDS_REPLY, SUMMARIZE_THREAD, THREAD_RESOURCE
 from server.toolsets.threads.get_thread import get_thread
 from server.toolsets.threads.models import GetThreadInput, GetThreadResult
 from server.toolsets.threads.render import render_thread
@@ -22,4 +23,10 @@ GET_THREAD = ToolSpec(
     render=render_thread,
 )
 
-THREADS = Toolset(name="threads", description="Read whole conversations.", tools=(GET_THREAD,))
+THREADS = Toolset(
+    name="threads",
+    description="Read whole conversations.",
+    tools=(GET_THREAD,),
+    resources=(THREAD_RESOURCE,),
+    prompts=(SUMMARIZE_THREAD, NEEDS_REPLY),
+)

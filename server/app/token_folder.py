@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from server.runtime.config import Settings
-from server.tools import DEFAULT_ACCOUNT
+from server.runtime.config import DEFAULT_ACCOUNT, Settings
 
 ACCOUNT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 TESTING_MODE_DAYS = 7  # Google revokes refresh tokens of apps in "Testing" status 7 days after consent

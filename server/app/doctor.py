@@ -36,7 +36,7 @@ def _credentials_state(settings: Settings) -> tuple[str, str]:
 def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
     """Runs every check in order, stopping an account's checks at the first one later checks depend on.
     Returns the exit status (1 when any account fails)."""
-    from server.runtime.token_folder import configured_accounts, default_account, folder_too_open
+    from server.app.token_folder import configured_accounts, default_account, folder_too_open
 
     stream = out or sys.stdout
 
@@ -65,10 +65,10 @@ def run_checks(settings: Settings, *, out: TextIO | None = None) -> int:
 
 
 def _check_account(settings: Settings, name: str, say: Say) -> bool:
+    from server.app.token_folder import consent_age_note, consent_command
     from server.auth import TokenStore, read_token_file, token_file_too_open
     from server.gmail_client import GmailClient
     from server.hints import auth_command, quote_command
-    from server.runtime.token_folder import consent_age_note, consent_command
 
     store = TokenStore(settings)
     command = consent_command(name)
@@ -134,9 +134,9 @@ def _report_encryption(settings: Settings, say: Say) -> bool:
 
 
 def _report_toolsets(settings: Settings, say: Say) -> None:
+    from server import scopes
+    from server.app.toolset_choice import missing_scope_messages
     from server.auth import read_token_info
-    from server.gmail import scopes
-    from server.runtime.toolset_choice import missing_scope_messages
     from server.toolsets import ALL_TOOLSETS
 
     if not settings.write_tools:

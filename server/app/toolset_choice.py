@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from server.gmail import scopes
+from server import scopes
 from server.hints import auth_command
 from server.tools import Toolset, unavailable_toolsets
 

@@ -1,6 +1,6 @@
 """The account registry: an account's name -> its token store, its Gmail client, caches and tool context.
 
-Accounts are the token files `runtime/token_folder.py` finds at start-up: `default` (`.token.json`, the single-
+Accounts are the token files `app/token_folder.py` finds at start-up: `default` (`.token.json`, the single-
 account set-up) and `<name>.json` in the token folder. Every account keeps its own token store, client
 (connections, retries, quota budget, batch size), caches (`gmail/cache.py`: what one mailbox answered never
 serves another) and metrics, so a revoked token or a rate limit on one never reaches another. The dispatcher asks
@@ -21,18 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from server import scopes
+from server.app.token_folder import configured_accounts, consent_age_note, consent_command, default_account
 from server.auth import TokenStore, read_token_info
 from server.errors import AuthError, GmailError, InvalidInputError, PermissionDeniedError, ReauthRequiredError
-from server.gmail import scopes
 from server.gmail.cache import CachedGmail
 from server.gmail_client import GmailClient
 from server.hints import auth_command
-from server.runtime.config import Settings
+from server.runtime.config import DEFAULT_ACCOUNT, Settings
 from server.runtime.observability import Metrics, get_logger
 from server.runtime.token_crypto import is_sealed, unseal
-from server.runtime.token_folder import configured_accounts, consent_age_note, consent_command, default_account
 from server.runtime.write_safety import WriteSafety
-from server.tools import DEFAULT_ACCOUNT, ToolContext
+from server.tools import ToolContext
 
 log = get_logger("accounts")
 PROFILE_RETRY_S = 300.0  # after a failed address lookup, ask Gmail again at most this often
@@ -169,7 +169,7 @@ class AccountRegistry:
     def from_settings(
         cls, settings: Settings, *, metrics_for: Callable[[str], Metrics] = lambda name: Metrics()
     ) -> AccountRegistry:
-        """Every account with a token file (`runtime/token_folder.py`); ValueError for a bad default account."""
+        """Every account with a token file (`app/token_folder.py`); ValueError for a bad default account."""
         found = configured_accounts(settings)
         names = [name for name, _ in found]
         default = default_account(settings, names)
