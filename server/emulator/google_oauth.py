@@ -9,6 +9,7 @@ web-server) and its OpenID Connect guide; the parts the product's sign-in relies
   `redirect_uri_mismatch`): never a redirect, as RFC 6749 4.1.2.1 requires. Anything else wrong goes back to the
   redirect URI as `error=...` with the `state` (`access_denied` when the person declines, `invalid_scope`,
   `unsupported_response_type`, `consent_required` for `prompt=none` without an earlier consent, `invalid_request`).
+  A success redirects with `code`, `state`, `scope` and `iss` (RFC 9207; Google's redirects carry it).
   Consent is automatic for the person named by `login_hint` (tests and the demo only: the emulator has no screens);
   `decline(user)` makes that person's next answer `access_denied`. Stricter than Google on purpose: PKCE with
   S256 is required (the product always sends it; Google accepts requests without it, and `plain`).
@@ -42,6 +43,7 @@ from urllib.parse import parse_qs, unquote, urlencode
 from .google_identity import (
     DISCOVERY_PATH,
     IDENTITY_SCOPES,
+    ISSUER,
     JWKS_PATH,
     USERINFO_PATHS,
     IdentityKeys,
@@ -186,7 +188,8 @@ class GoogleOAuth:
                 expires=self._clock() + CODE_TTL_S,
             )
             self._consents[(client_id, user)] = requested | (consented or frozenset())
-        answer = {"state": params.get("state"), "code": code, "scope": " ".join(sorted(requested))}
+        # Google's redirect carries `iss` (RFC 9207) beside the code, and the granted scopes as it reports them.
+        answer = {"state": params.get("state"), "iss": ISSUER, "code": code, "scope": " ".join(sorted(requested))}
         return self._redirect(redirect_uri, {**answer, "authuser": "0", "prompt": "consent" if first else "none"})
 
     def route(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes) -> Answer | None:

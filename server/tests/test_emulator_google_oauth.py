@@ -118,6 +118,7 @@ def sign_in(emulator: Emulator, user: str = OWNER, **params: str) -> dict[str, A
         emulator, login_hint=user, state="st-1", code_challenge=challenge, code_challenge_method="S256", **params
     )
     assert status == 302 and redirect["state"] == "st-1", redirect
+    assert redirect["iss"] == "https://accounts.google.com" and redirect["authuser"] == "0"
     status, body, headers = exchange(emulator, redirect["code"], verifier)
     assert status == 200, body
     assert "no-store" in headers["Cache-Control"]
