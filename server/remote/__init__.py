@@ -6,5 +6,6 @@ goes through: put, add-if-absent, get, take-once, delete, all with a time to liv
 kept as SHA-256 hashes, rotation with a grace window, revocation by grant), `records` (registered clients,
 consents, pending authorization requests, and each person's Google grants sealed with Fernet), `metadata` (the
 RFC 9728 and RFC 8414 discovery documents and the `WWW-Authenticate` challenge), `address_guard` (where the server
-may fetch from) and `client_metadata` (Client ID Metadata Documents: fetched through the guard, checked, cached).
+may fetch from) `client_metadata` (Client ID Metadata Documents: fetched through the guard, checked, cached) and
+`google_upstream` (the person's Google sign-in: the operator's Web client, PKCE, the ID token verified).
 """
