@@ -136,7 +136,10 @@ class Ledger:
         if again is not None:
             return again
         record = self.store.get(REFRESH, key)
-        if record is None or record["client_id"] != client_id:
+        if record is None:
+            # Rotated by another request since the first look? It records the pair before retiring the token.
+            return self._rotated(key, client_id)
+        if record["client_id"] != client_id:
             return None
         grant_id = str(record["grant"])
         grant = self.store.get(GRANT, grant_id)
