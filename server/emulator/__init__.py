@@ -2,9 +2,11 @@
 
 It serves a mailbox (a directory of .eml / .mbox files, or a Google Takeout export) through the Gmail v1 REST
 surface (messages list/get, attachments, threads, labels, profile, history; insert, import, modify,
-batchModify, delete, each recorded in the mailbox's history), batch requests, and the OAuth refresh grant, with
-a control plane for fault injection, a request log, and changes to the mailbox during a test. It is the test
-backbone for the project (nobody can touch a real inbox from CI) and the engine of demo mode.
+batchModify, delete, each recorded in the mailbox's history), batch requests, the OAuth refresh grant and Google's
+sign-in for a Web client (`google_oauth.py`: authorization endpoint, code grant with PKCE, ID tokens, userinfo,
+revocation; one Google user per mailbox owner), with a control plane for fault injection, a request log, and
+changes to the mailbox during a test. It is the test backbone for the project (nobody can touch a real inbox
+from CI) and the engine of demo mode.
 
 In-process::
 
@@ -35,10 +37,12 @@ Control plane (JSON in and out; never under Gmail's paths; the same operations a
                                        + "labelIds"? (default INBOX, UNREAD), "threadId"?
                                        -> {"message": {"id", "threadId", "labelIds", "historyId"}}
     POST /_emulator/expire-history     -> {"ok": true}   (older start ids now answer 404 in history.list)
+    POST /_emulator/oauth/redirect-uris {"uri": URL}  -> {"ok": true}   (registered with the Google Web client)
+    POST /_emulator/oauth/decline      {"user": address}  -> {"ok": true}   (that person's next sign-in: denied)
     GET  /_emulator/info               -> {"email", "messages", "threads", "history_id", "concurrency_limit",
                                            "in_flight", "peak_in_flight", "connections_accepted"}
 
-Standard library only.
+Standard library only, but for signing ID tokens (PyJWT on `cryptography`).
 """
 
 from .errors import ApiError

@@ -31,6 +31,7 @@ from .batch import PartResponse, parse_batch, render_batch
 from .errors import ApiError, unauthenticated
 from .faults import ConcurrencyGate, Fault, FaultBook, RequestLog
 from .gmail_api import GmailApi
+from .google_oauth import GoogleOAuth
 from .tokens import INVALID_GRANT, INVALID_RAPT, TokenAuthority
 
 LOG = logging.getLogger("server.emulator")
@@ -90,6 +91,7 @@ class EmulatorApp:
         self.log = RequestLog()
         self.stopping = threading.Event()
         self.connections_accepted = 0  # TCP connections, to check that clients keep them alive
+        self.google = GoogleOAuth(tokens, self.google_user)  # Google's sign-in for a Web client (google_oauth.py)
 
     # ---- outer requests
     def serve(self, exchange: Exchange, entry: dict[str, Any]) -> Response:
@@ -100,6 +102,12 @@ class EmulatorApp:
             return self._serve_batch(exchange, entry)
         if exchange.path == "/token":
             return self._serve_token(exchange, entry)
+        google = self.google.route(exchange.method, exchange.path, exchange.query, exchange.headers, exchange.body)
+        if google is not None:
+            status, content, headers = google
+            if isinstance(content, dict):
+                return json_response(status, content, headers)
+            return Response(status, content.encode("utf-8"), "text/plain; charset=utf-8", headers)
         if not exchange.path.startswith(API_PREFIXES):
             return error_response(ApiError(404, "notFound", f"Not found: {exchange.path}"))
         granted = self.gate.acquire(1)
@@ -178,8 +186,20 @@ class EmulatorApp:
         if exchange.method != "POST":
             return json_response(405, {"error": "invalid_request", "error_description": "Use POST"})
         form = {k: v[-1] for k, v in parse_qs(exchange.body.decode("utf-8", "replace")).items()}
+        authorization = exchange.headers.get("authorization")
+        if self.google.handles(form, authorization):
+            status, body = self.google.grant(form, authorization)
+            return json_response(status, body, {"Cache-Control": "no-cache, no-store, max-age=0, must-revalidate"})
         status, body = self.tokens.grant(form)
         return json_response(status, body)
+
+    def google_user(self, email: str) -> tuple[str, str] | None:
+        """A Google account of this emulator: (its mailbox key, "" for the primary; its address); None if none."""
+        key = email.strip().lower()
+        if key == self.api.store.email_address.lower():
+            return "", self.api.store.email_address
+        api = self.mailboxes.get(key)
+        return None if api is None else (key, api.store.email_address)
 
     def add_mailbox(self, api: GmailApi) -> str:
         """Serves another mailbox to its owner's tokens; returns the refresh token that reaches it."""
@@ -218,6 +238,7 @@ class EmulatorApp:
         self.log.clear()
         self.gate.set_limit(None)
         self.tokens.restore_refresh_tokens()
+        self.google.reset()
 
     def control(self, method: str, path: str, query: str, body: bytes) -> Response:
         """`/_emulator/...` endpoints (JSON in, JSON out)."""
@@ -255,6 +276,10 @@ class EmulatorApp:
             return {"message": self.api.writes.deliver(payload, self.api.store.email_address)}
         elif (method, name) == ("POST", "expire-history"):
             self.api.changes.expire_history()
+        elif (method, name) == ("POST", "oauth/redirect-uris"):
+            self.google.register_redirect_uri(str(payload.get("uri", "")))
+        elif (method, name) == ("POST", "oauth/decline"):
+            self.google.decline(str(payload.get("user", "")))
         else:
             raise KeyError(name)
         return {"ok": True}

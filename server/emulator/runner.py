@@ -7,6 +7,8 @@ the control plane as Python methods so tests need no HTTP calls to steer it.
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -57,6 +59,17 @@ class Emulator:
         owner = user or self.store.email_address
         refresh_token = self.app.tokens.refresh_token_of(owner)
         return write_token_file(path, self.token_uri, refresh_token, account=owner, scopes=scopes)
+
+    def web_client_file(self, path: str | Path, *redirect_uris: str) -> Path:
+        """Registers `redirect_uris` with the emulator's Google Web client and writes its client JSON (as Cloud
+        Console downloads it, mode 0600) for the sign-in in `google_oauth.py`."""
+        for uri in redirect_uris:
+            self.app.google.register_redirect_uri(uri)
+        target = Path(path)
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(self.app.google.client_file(self.url), handle, indent=2)
+        return target
 
     def add_send_as(self, address: str, display_name: str = "") -> None:
         """Adds a send-as alias of the primary mailbox's owner (settings.sendAs.list lists it after the primary)."""

@@ -92,7 +92,18 @@ class TokenAuthority:
             user = self._users.get(base)
             if self._revoked or user is None or user in self._revoked_users:
                 return 400, dict(INVALID_GRANT)
-            token = "ya29.emulator." + secrets.token_urlsafe(32)
+        token = self.issue_access_token(user, granted)
+        return 200, {
+            "access_token": token,
+            "expires_in": max(int(self.ttl_s), 1),
+            "scope": " ".join(sorted(granted)) if granted else READONLY_SCOPE,
+            "token_type": "Bearer",
+        }
+
+    def issue_access_token(self, user: str, granted: frozenset[str] | None) -> str:
+        """A new access token for `user`'s mailbox, held to `granted` (None: unrestricted), live for `ttl_s`."""
+        token = "ya29.emulator." + secrets.token_urlsafe(32)
+        with self._lock:
             now = self._clock()
             self._access = {t: expiry for t, expiry in self._access.items() if expiry > now}
             self._owners = {t: owner for t, owner in self._owners.items() if t in self._access}
@@ -100,12 +111,18 @@ class TokenAuthority:
             self._access[token] = now + self.ttl_s
             self._owners[token] = user
             self._scopes[token] = granted
-        return 200, {
-            "access_token": token,
-            "expires_in": max(int(self.ttl_s), 1),
-            "scope": " ".join(sorted(granted)) if granted else READONLY_SCOPE,
-            "token_type": "Bearer",
-        }
+        return token
+
+    def forget_access_tokens(self, tokens: Iterable[str]) -> None:
+        """Ends these access tokens now (a revoked grant's); unknown ones are ignored."""
+        with self._lock:
+            for token in tokens:
+                self._access.pop(token, None)
+
+    def user_revoked(self, user: str) -> bool:
+        """Whether the control plane revoked `user`'s refresh tokens (or everyone's)."""
+        with self._lock:
+            return self._revoked or user in self._revoked_users
 
     def scopes_of(self, authorization: str | None) -> frozenset[str] | None:
         """The scopes of the header's access token; None for the unrestricted test key (or no valid token)."""

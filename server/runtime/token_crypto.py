@@ -124,6 +124,13 @@ def _key(source: str, *, create: bool) -> bytes:
     raise KeyUnavailable(f"unknown key source {source!r}")
 
 
+def key_for(scheme: str) -> tuple[str, bytes]:
+    """The key source `scheme` (keyring, env or auto) resolves to, and its Fernet key (made in the keyring on first
+    use); raises KeyUnavailable. The remote mode's state store seals Google grants with it."""
+    source = resolve_scheme(scheme)
+    return source, _key(source, create=True)
+
+
 def seal(info: dict[str, Any], scheme: str) -> dict[str, Any]:
     """The sealed form of a token's JSON under `scheme` (keyring, env or auto); raises KeyUnavailable."""
     source = resolve_scheme(scheme)
