@@ -159,8 +159,8 @@ class GoogleSignIn:
         headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
         try:
             response, content = self.http.request(self.client.token_uri, "POST", body=urlencode(form), headers=headers)
-        except OSError as error:
-            raise GoogleSignInError(f"Google's token endpoint could not be reached ({error}).") from None
+        except OSError as exc:
+            raise GoogleSignInError(f"Google's token endpoint could not be reached ({exc}).") from None
         try:
             answer = json.loads(content)
         except ValueError:
@@ -168,8 +168,8 @@ class GoogleSignIn:
         if not isinstance(answer, dict):
             raise GoogleSignInError(f"Google's token endpoint answered HTTP {response.status} without JSON.")
         if response.status != 200:
-            error = str(answer.get("error", ""))
-            raise GoogleSignInError(f"Google refused the code: {error or response.status}.", error)
+            refusal = str(answer.get("error", ""))
+            raise GoogleSignInError(f"Google refused the code: {refusal or response.status}.", refusal)
         return answer
 
     def verify_id_token(self, id_token: str) -> Mapping[str, Any]:
