@@ -20,12 +20,9 @@ from __future__ import annotations
 import codecs
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Any
 
 from server.content.text.charset_guess import guess_decode, plausibility
-
-if TYPE_CHECKING:  # the type of codecs.charmap_build's answer, named in the stubs only
-    from _codecs import _EncodingMap
 
 _SAMPLE_BYTES = 65536  # the choice is made on a sample; the whole text is then decoded with the chosen codec
 
@@ -127,7 +124,7 @@ _C1 = re.compile("[\x80-\x9f]")
 
 
 @lru_cache(maxsize=64)
-def _charmap(codec: str) -> dict[int, int] | _EncodingMap:
+def _charmap(codec: str) -> Any:  # the stubs name its type only in the private _codecs module
     """A C encoding map for `codec` (undefined bytes from the character of the same number)."""
     chars = []
     for byte in range(256):

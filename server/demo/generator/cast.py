@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from email.message import Message
 
-from . import DEMO_OWNER
+from server.demo import DEMO_OWNER
+
 from .builders import container, text
 from .templates import gmail_html
 
