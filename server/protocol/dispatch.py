@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -55,13 +56,15 @@ __all__ = [
 ]
 log = get_logger("dispatch")
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 RESOURCE_LINKS_SINCE = "2025-06-18"  # the protocol version that brought resource_link content
 
 
 def instructions(toolsets: Iterable[Toolset], enabled: frozenset[str]) -> str:
     """The server's instructions: the sentences of the toolsets it offers (the opt-in ones when enabled)."""
-    sentences = [t.instructions for t in toolsets if t.instructions and (not t.opt_in or t.name in enabled)]
-    return " ".join(dict.fromkeys(sentences))  # toolsets may share a sentence (the write tools' one)
+    offered = [t.instructions for t in toolsets if t.instructions and (not t.opt_in or t.name in enabled)]
+    sentences = [sentence for text in offered for sentence in _SENTENCE_END.split(text)]
+    return " ".join(dict.fromkeys(sentences))  # toolsets may share a sentence (the write tools' opening one)
 
 
 @functools.cache

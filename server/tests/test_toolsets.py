@@ -134,3 +134,27 @@ def test_unknown_account_is_invalid_input_listing_the_configured_ones(emulator, 
     with pytest.raises(Exception, match="No account named 'work'") as caught:
         registry.context_for("work")
     assert caught.value.code == "invalid_input" and "default" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    "enabled",
+    [
+        frozenset(),
+        *(frozenset({name}) for name in ("drafts", "send", "labels")),
+        frozenset({"drafts", "send", "labels"}),
+    ],
+)
+def test_the_servers_instructions_name_only_tools_it_offers(enabled):
+    """A server with drafts but no send (or labels alone) must not tell the model about gmail_send_draft."""
+    import re
+
+    from server.protocol.dispatch import instructions
+    from server.toolsets import ALL_TOOLSETS
+
+    offered = {
+        spec.name for toolset in ALL_TOOLSETS if not toolset.opt_in or toolset.name in enabled for spec in toolset.tools
+    }
+    text = instructions(ALL_TOOLSETS, enabled)
+    named = set(re.findall(r"\bgmail_[a-z_]+", text))
+    assert named and named <= offered, named - offered
+    assert text.count("Write tools act only when the person asked.") == (1 if enabled else 0)

@@ -22,7 +22,7 @@ from server.gmail.label_match import find_label, unknown_label_hint
 from server.tools import Annotations, ToolContext, Toolset, ToolSpec
 from server.toolsets.common import MESSAGE_ID_PATTERN, ToolInput, ToolOutput
 from server.toolsets.drafts.common import audited
-from server.toolsets.offers import WRITE_INSTRUCTIONS
+from server.toolsets.offers import LABELING_INSTRUCTIONS, WRITE_ONLY_WHEN_ASKED
 from server.toolsets.restore import existing, inbox_before_trash
 
 MAX_IDS = 1000
@@ -335,5 +335,5 @@ LABELING = Toolset(
     description="Label, archive, mark read/unread, star, trash and restore messages.",
     tools=(MODIFY_MESSAGES,),
     opt_in=True,
-    instructions=WRITE_INSTRUCTIONS,
+    instructions=f"{WRITE_ONLY_WHEN_ASKED} {LABELING_INSTRUCTIONS}",
 )

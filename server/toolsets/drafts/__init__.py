@@ -26,7 +26,7 @@ from server.toolsets.drafts.manage import (
     update_draft,
 )
 from server.toolsets.drafts.send import SendDraftInput, SendDraftResult, render_send, send_draft
-from server.toolsets.offers import WRITE_INSTRUCTIONS
+from server.toolsets.offers import DRAFTS_INSTRUCTIONS, SEND_INSTRUCTIONS, WRITE_ONLY_WHEN_ASKED
 
 NEVER_SENDS = "It never sends anything."
 
@@ -35,7 +35,7 @@ CREATE_DRAFT = ToolSpec(
     title="Create a Gmail draft",
     description=(
         "Save a new message, reply, reply-all or forward as a draft in Gmail's Drafts. For a reply or forward give "
-        "reply_to_message_id (from gmail_search_messages): the draft stays in the original's conversation, gets "
+        "reply_to_message_id (a message id found by a search): the draft stays in the conversation, gets "
         "the right recipients (reply-all leaves out the person's own addresses), a Re:/Fwd: subject and the "
         f"original quoted; a forward keeps the original's attachments. {NEVER_SENDS} " + UNTRUSTED_CONTENT
     ),
@@ -112,7 +112,7 @@ DRAFTS = Toolset(
     description="Create, edit, list and delete drafts (never sends).",
     tools=(CREATE_DRAFT, UPDATE_DRAFT, LIST_DRAFTS, DELETE_DRAFT),
     opt_in=True,
-    instructions=WRITE_INSTRUCTIONS,
+    instructions=f"{WRITE_ONLY_WHEN_ASKED} {DRAFTS_INSTRUCTIONS}",
 )
 
 SEND = Toolset(
@@ -120,7 +120,7 @@ SEND = Toolset(
     description="Send a draft after the person's explicit confirmation.",
     tools=(SEND_DRAFT,),
     opt_in=True,
-    instructions=WRITE_INSTRUCTIONS,
+    instructions=f"{WRITE_ONLY_WHEN_ASKED} {SEND_INSTRUCTIONS}",
 )
 
 __all__ = ["DRAFTS", "SEND", "SendDraftResult"]
