@@ -165,3 +165,24 @@ def test_hostile_sizes_stay_fast() -> None:
     started = time.process_time()  # CPU time: a shared machine's load does not count against it
     strip_quoted_reply(text)
     assert time.process_time() - started < 5
+
+
+def test_author_lines_shaped_like_headers_with_a_sentence_for_a_sender_stay() -> None:
+    """Found by test_property_text_without_history_is_unchanged: four of the author's own lines that start with
+    From:/To:/Date:/Subject: are not an Outlook block when the "sender" is a sentence."""
+    text = (
+        "I wrote: the deadline is Friday, not Thursday.\nFrom: the warehouse in Milan, the pallets leave on Monday.\n"
+        "To: Paris\nDate: 4 March 2024, 09:15\nSubject: the new budget is approved."
+    )
+    assert strip_quoted_reply(text) == text
+
+
+def test_the_authors_header_shaped_lines_do_not_join_the_outlook_block_below() -> None:
+    """Found by test_property_author_lines_survive_any_history (deep profile): the author's "Date:"/"Subject:" lines,
+    a blank line, then a French Outlook block; the block still goes, the author's lines stay."""
+    author = "Date: 4 March 2024, 09:15\nSubject: leave request"
+    history = (
+        "De : Sophie Martin <sophie.martin@example.fr>\nEnvoyé : lundi 4 mars 2024 09:12\nÀ : Anna <anna@example.com>\n"
+        "Objet : Devis\n\nBonjour Anna,\n\nVous trouverez ci-joint notre proposition.\n\nSophie Martin"
+    )
+    assert strip_quoted_reply(f"{author}\n\n{history}\n") == author

@@ -127,15 +127,16 @@ def _header_block(lines: list[str], index: int) -> bool:
     timed = TIME.search(kinds["date"]) is not None
     if "subject" in kinds:
         # Windows Mail names the sender by first name only ("От: Иван"): all four keys and a time show it is mail.
-        return _mailbox(kinds["from"]) or ("to" in kinds and timed and bool(kinds["from"].strip()))
+        return _mailbox(kinds["from"]) or ("to" in kinds and timed and _short_name(kinds["from"]))
     # Windows Mail and some Outlook forms leave the subject out: then an address and a time must show it is mail.
     return "to" in kinds and "@" in kinds["from"] + kinds["to"] and timed
 
 
 def _next_key_is_new(lines: list[str], at: int, kinds: dict[str, str]) -> bool:
-    """Whether the blank line `at` sits inside a header block: a block has begun and the next text line holds a
-    header key not seen yet."""
-    if not kinds:
+    """Whether the blank line `at` sits inside a header block: a block has begun with its sender (Outlook's
+    paragraph-per-header form always opens with From) and the next text line holds a header key not seen yet.
+    Without that opening, the author's own "Date: ... / Subject: ..." lines would join the block below them."""
+    if next(iter(kinds), None) != "from":
         return False
     nxt = at + 1
     while nxt < len(lines) and nxt <= at + 2 and not lines[nxt].strip():
@@ -144,6 +145,13 @@ def _next_key_is_new(lines: list[str], at: int, kinds: dict[str, str]) -> bool:
         return False
     kind = _header_kind(clean(lines[nxt]))[0]
     return kind is not None and kind not in kinds
+
+
+def _short_name(value: str) -> bool:
+    """A sender named by first name (or two): up to three words, none starting in lower case, no sentence
+    punctuation ("Иван", "Anna K"); not "the warehouse in Milan, the pallets leave on Monday."."""
+    words = value.split()
+    return 1 <= len(words) <= 3 and not any(word[:1].islower() for word in words) and not set(value) & set(".,;!?")
 
 
 def _mailbox(value: str) -> bool:
