@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httplib2
+from google.auth import exceptions as google_exceptions
+from google.oauth2.credentials import Credentials
+
 from server import scopes
 from server.errors import AuthError, GmailError, TransientError
 from server.gmail.errors import describe_refresh_failure, first_line
@@ -121,7 +125,6 @@ class TokenStore:
         return _FileStamp(info.st_mtime_ns, info.st_size, info.st_ino)
 
     def _load(self) -> Any:
-        from google.oauth2.credentials import Credentials
 
         info, self._sealed = read_token_file(self.path)
         self._extras = {key: info[key] for key in PRESERVED_KEYS if key in info}
@@ -142,8 +145,6 @@ class TokenStore:
         return credentials
 
     def _refresh(self, credentials: Any) -> None:
-        import httplib2
-        from google.auth import exceptions as google_exceptions
 
         http = self._http_factory() if self._http_factory else httplib2.Http(timeout=self._settings.request_timeout_s)
         try:

@@ -18,7 +18,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from googleapiclient.http import BatchHttpRequest
+
 from server.errors import AccountRefusedError, GmailError, RateLimitedError, TransientError
+from server.gmail.batch import GuardedBatch, is_compatible
 from server.gmail.batch_parts import ALONGSIDE_ID, ListAlongside, MakePart, batch_name, list_params, patience
 from server.gmail.batch_size import AdaptiveBatchSize
 from server.gmail.errors import not_json, translate
@@ -348,7 +351,6 @@ class GmailClient(WriteEndpoints):
         retry_count: int,
         extra: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
-        from server.gmail.batch import GuardedBatch, is_compatible
 
         outcome: dict[str, dict[str, Any] | GmailError] = {}
         name = batch_name(endpoint)
@@ -363,8 +365,6 @@ class GmailClient(WriteEndpoints):
         if is_compatible():
             batch = GuardedBatch(callback=collect, batch_uri=batch_uri, refresh_request=session.refresh_request)
         else:  # a googleapiclient whose internals changed: the library's own batch, same wire format
-            from googleapiclient.http import BatchHttpRequest
-
             batch = BatchHttpRequest(callback=collect, batch_uri=batch_uri)
         # The discovery machinery runs once per session and part shape, not per part (batch.requests_per_id).
         requests = session.requests_for(make_part.shape, lambda key: make_part.build(session, key), ids)

@@ -20,6 +20,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+import httplib2
+from google.auth import exceptions as google_auth_exceptions
+from google.auth import exceptions as google_exceptions
+from googleapiclient.errors import BatchError, HttpError
+
 from server.errors import (
     AccountRefusedError,
     AuthError,
@@ -225,7 +230,6 @@ SEVEN_DAY_NOTE = (
 
 def describe_refresh_failure(exc: Exception) -> GmailError:
     """Translates a google-auth refresh failure into the project's error tree."""
-    from google.auth import exceptions as google_exceptions
 
     text = str(exc)
     if isinstance(exc, google_exceptions.RefreshError):
@@ -283,9 +287,6 @@ class Translated:
 
 def translate(exc: Exception, *, endpoint: str, now: float, timeout_s: float) -> Translated:
     """Any exception of the Google stack as a GmailError; an unexpected exception (a bug) is raised again."""
-    import httplib2
-    from google.auth import exceptions as google_auth_exceptions
-    from googleapiclient.errors import BatchError, HttpError
 
     if isinstance(exc, GmailError):
         return Translated(exc, False)

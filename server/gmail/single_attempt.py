@@ -23,6 +23,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import httplib2
+
+from server.errors import GmailError, TransientError, UnknownOutcomeError
+
 
 class RequestNotSent(Exception):
     """The connection failed before any byte of the request was written."""
@@ -50,7 +54,6 @@ _EXPECTED_PARAMETERS = ["self", "conn", "request_uri", "method", "body", "header
 @functools.cache
 def check_compatible() -> None:
     """Raises SingleAttemptUnavailable when httplib2 no longer routes requests through `_conn_request`."""
-    import httplib2
 
     method = getattr(httplib2.Http, "_conn_request", None)
     request = getattr(httplib2.Http, "_request", None)
@@ -68,7 +71,6 @@ def check_compatible() -> None:
 
 @functools.cache
 def _single_attempt_class() -> type:
-    import httplib2
 
     class SingleAttemptHttp(httplib2.Http):  # type: ignore[misc]  # httplib2 has no types: its base is Any
         """An httplib2.Http that makes exactly one attempt per request and never follows redirects."""
@@ -102,7 +104,6 @@ def _single_attempt_class() -> type:
 
 
 def _decompress(response: Any, content: bytes, limit_kwargs: Any) -> bytes:
-    import httplib2
 
     decompress: Callable[..., bytes] = httplib2._decompressContent
     if len(inspect.signature(decompress).parameters) >= 3:  # httplib2 >= 0.31 bounds decompressed sizes
@@ -123,7 +124,6 @@ def single_attempt_error(exc: Exception, endpoint: str, map_exception: Callable[
     off, timed out, a 5xx or 408 answer, any other network failure): UnknownOutcomeError, never repeated. A 4xx
     answer is Gmail refusing: mapped as usual (`map_exception` is the client's one translation table).
     """
-    from server.errors import GmailError, TransientError, UnknownOutcomeError
 
     if isinstance(exc, GmailError):
         return exc

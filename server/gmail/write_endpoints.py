@@ -18,8 +18,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from google_auth_httplib2 import AuthorizedHttp
+from googleapiclient.http import MediaInMemoryUpload
+
 from server.errors import InternalError, NotFoundError, UnknownOutcomeError
 from server.gmail.single_attempt import SingleAttemptUnavailable, single_attempt_error, single_attempt_http
+from server.gmail.token_endpoint import single_attempt_request
 from server.runtime import cost
 from server.runtime.observability import get_logger
 
@@ -83,9 +87,6 @@ class WriteEndpoints:
         error. After it, a reset, a timeout, a connection closed without an answer or a 5xx answer mean Gmail
         may have acted: UnknownOutcomeError. A 4xx answer is Gmail refusing: mapped as usual.
         """
-        from google_auth_httplib2 import AuthorizedHttp
-
-        from server.gmail.token_endpoint import single_attempt_request
 
         self._quota.acquire(units)
         try:
@@ -136,7 +137,6 @@ class WriteEndpoints:
         message: dict[str, Any] = {"threadId": thread_id} if thread_id else {}
         if len(raw) <= UPLOAD_OVER_BYTES:
             return {"message": {**message, "raw": _b64url(raw)}}, None
-        from googleapiclient.http import MediaInMemoryUpload
 
         return {"message": message}, MediaInMemoryUpload(raw, mimetype="message/rfc822", resumable=False)
 

@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, PrivateAttr
 
+from server.content.extract import extract_attachment
 from server.content.message import parse_message
+from server.content.mime.locate import AttachmentChoiceError, locate
 from server.content.sizes import human_size
 from server.content.text.charsets import lenient_b64
 from server.errors import InvalidInputError
+from server.runtime.downloads import save_file
 from server.tools import Block, ImageBlock, ToolContext, Toolset, ToolSpec
 from server.toolsets.common import (
     MAX_ITEM_FIELD_CHARS,
@@ -78,9 +81,6 @@ class ReadAttachmentResult(ToolOutput):
 
 
 def read_attachment(ctx: ToolContext, args: ReadAttachmentInput) -> ReadAttachmentResult:
-    from server.content.extract import extract_attachment
-    from server.content.mime.locate import AttachmentChoiceError, locate
-    from server.runtime.downloads import save_file
 
     if args.save and ctx.download_dir is None:
         raise InvalidInputError(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from server.content.message import ParsedMessage, parse_message, slice_body, strip_quoted_reply
 from server.content.reply import ReplyContext, base_subject, format_address, own_addresses, reply_context
+from server.content.text.repeats import own_words
 from server.content.text.snippets import clean_snippet
 from server.errors import GmailError, InvalidInputError
 from server.tools import ToolContext
@@ -134,7 +135,6 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
 
 
 def _own_texts(parsed: list[ParsedMessage], *, strip: bool) -> list[str]:
-    from server.content.text.repeats import own_words
 
     bodies = [message.body_text or "" for message in parsed]
     if not strip:
