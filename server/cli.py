@@ -273,7 +273,9 @@ async def tour_flagged(client: Any, as_json: bool, out: TextIO) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m server.cli", description="Talk to the Gmail MCP server.")
+    parser = argparse.ArgumentParser(
+        prog=program_name("gmail-mcp-cli", "server.cli"), description="Talk to the Gmail MCP server."
+    )
     # The shared flags work before or after the command (`--demo tour` and `tour --demo`): the sub-commands'
     # copies default to SUPPRESS so they never overwrite a flag given before the command.
     common = argparse.ArgumentParser(add_help=False)
