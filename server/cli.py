@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
+from server.hints import program_name
 from server.runtime.config import PROJECT_ROOT
 
 RULE = "─" * 78

@@ -77,8 +77,9 @@ def consent(monkeypatch, token_uri: str, answer: str) -> tuple[object, tuple[int
     helper = threading.Thread(target=browser)
     helper.start()
     try:
-        outcome: object = flow.run_local_server(host="127.0.0.1", port=0, open_browser=False, timeout_seconds=60,
-                                                authorization_prompt_message="", success_message="Authorized.")  # fmt: skip
+        outcome: object = flow.run_local_server(
+            host="127.0.0.1", port=0, open_browser=False, timeout_seconds=60, success_message="Authorized."
+        )
     except Exception as exc:
         outcome = exc
     helper.join(60)
@@ -87,8 +88,9 @@ def consent(monkeypatch, token_uri: str, answer: str) -> tuple[object, tuple[int
 
 def test_a_consent_that_works_says_authorized_after_the_exchange(monkeypatch):
     google = token_endpoint(200)
-    outcome, (status, text) = consent(monkeypatch, f"http://127.0.0.1:{google.server_port}/token",
-                                      "state={state}&code=4/abc&scope=https://www.googleapis.com/auth/gmail.readonly")  # fmt: skip
+    scope = "https://www.googleapis.com/auth/gmail.readonly"
+    answer = "state={state}&code=4/abc&scope=" + scope
+    outcome, (status, text) = consent(monkeypatch, f"http://127.0.0.1:{google.server_port}/token", answer)
     google.shutdown()
     assert status == 200 and text == "Authorized."
     assert outcome.refresh_token == "1//r"
