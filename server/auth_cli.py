@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from server.runtime.client_file import inspect_client_file
-from server.runtime.config import GMAIL_READONLY_SCOPE, Settings, load_settings
+from server.runtime.config import GMAIL_READONLY_SCOPE, Settings, ensure_home, load_settings
 from server.tools import DEFAULT_ACCOUNT
 
 DEFAULT_WAIT_S = 300  # how long the consent flow waits for the browser's answer
@@ -310,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         return _fail(f"--scopes: {exc}")
 
+    ensure_home()
     try:
         settings = load_settings()
     except ValueError as exc:  # a bad GMAIL_* variable or .env line: say which, not a traceback

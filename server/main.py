@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 from server import __version__
 from server.protocol.sdk_packages import defer_sdk_package_inits
-from server.runtime.config import Settings, load_settings, parse_names
+from server.runtime.config import Settings, ensure_home, load_settings, parse_names
 from server.runtime.observability import Metrics, get_logger, setup_logging
 
 log = get_logger("main")
@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(secrets.token_urlsafe(32) + "\n")
         return 0
 
+    ensure_home()
     try:
         settings = load_settings()
         settings = settings.with_overrides(write_tools=settings.write_tools | parse_names(",".join(args.enable)))

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -15,6 +16,16 @@ from server.runtime.config import Settings
 from server.runtime.observability import get_logger
 
 log = get_logger("demo")
+
+
+def mailbox_clock() -> Callable[[], float]:
+    """The demo mailbox's own "now" (an hour after its newest message), running on from there: its dates then
+    agree with its text ("see you Thursday", the quoted "On Tue, Nov 17 ... wrote:"), and `newer_than:7d` still
+    finds the last week of it."""
+    from server.demo import NEWEST_DATE
+
+    start, origin = time.monotonic(), NEWEST_DATE.timestamp() + 3600
+    return lambda: origin + (time.monotonic() - start)
 
 
 @contextmanager
@@ -27,7 +38,7 @@ def demo_settings(settings: Settings) -> Iterator[Settings]:
     key = hashlib.sha256(b"gmail-mcp demo page tokens\0" + DEMO_MAILBOX.read_bytes()).digest()
     with (
         tempfile.TemporaryDirectory(prefix="gmail-mcp-demo-") as scratch,
-        start_emulator(DEMO_MAILBOX, rebase_dates=True, page_token_key=key) as emulator,
+        start_emulator(DEMO_MAILBOX, clock=mailbox_clock(), page_token_key=key) as emulator,
     ):
         # With write tools enabled, the demo token is granted what they need, as `auth_cli.py --scopes` would be.
         scopes = ["readonly", "compose", "modify"] if settings.write_tools else None

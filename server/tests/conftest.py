@@ -107,6 +107,7 @@ SLOW_MODULES = frozenset(
         "test_e2e_writes.py",
         "test_e2e_reading.py",
         "test_e2e_stdio.py",
+        "test_docs_output.py",
     }
 )
 # Multi-megabyte cases of otherwise quick files.
