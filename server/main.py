@@ -17,6 +17,7 @@ import argparse
 import gc
 import logging
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -266,12 +267,16 @@ def main(argv: list[str] | None = None) -> int:
             from server.runtime.demo_mode import demo_settings
 
             settings = stack.enter_context(demo_settings(settings))
+            SCRATCH_FOLDERS.append(settings.token_path.parent)  # a forced exit skips the context's clean-up
         if args.check:
             from server.runtime.doctor import run_checks
 
             collect_from_now_on()
             return run_checks(settings)
         return serve_http(settings, args.http) if args.http else serve(settings)
+
+
+SCRATCH_FOLDERS: list[Path] = []  # temporary folders of this process (the demo's token), removed on any exit
 
 
 def exit_now(code: int) -> NoReturn:
@@ -282,6 +287,8 @@ def exit_now(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with suppress(Exception):
             stream.flush()
+    for folder in SCRATCH_FOLDERS:
+        shutil.rmtree(folder, ignore_errors=True)
     channel = sys.modules.get("server.protocol.stdio_pipes")  # loaded only if the stdio channel was opened
     if channel is not None:  # a forced exit skips the channel's unwind: its pipes must not stay non-blocking
         channel.restore_blocking()
