@@ -41,3 +41,16 @@ def test_no_sentence_speaks_to_the_builders():
     for path in [*doc_files(), PROJECT_ROOT / "bench" / "README.md"]:
         found = [line for line in path.read_text(encoding="utf-8").splitlines() if builders.search(line)]
         assert found == [], path.name
+
+
+def test_every_link_between_the_docs_reaches_a_file():
+    pending = {"docs/contract-tests.md"}  # written alongside this one
+    broken = []
+    for path in [*doc_files(), PROJECT_ROOT / "bench" / "README.md"]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            resolved = (path.parent / target).resolve()
+            if not resolved.exists() and str(resolved.relative_to(PROJECT_ROOT)) not in pending:
+                broken.append(f"{path.name}: {target}")
+    assert broken == []
