@@ -108,6 +108,7 @@ SLOW_MODULES = frozenset(
         "test_e2e_reading.py",
         "test_e2e_stdio.py",
         "test_docs_output.py",
+        "test_start_up_messages.py",
     }
 )
 # Multi-megabyte cases of otherwise quick files.
