@@ -266,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.demo:
             from server.runtime.demo_mode import demo_settings
 
-            settings = stack.enter_context(demo_settings(settings))
-            SCRATCH_FOLDERS.append(settings.token_path.parent)  # a forced exit skips the context's clean-up
+            # A forced exit (SIGTERM) skips the context's clean-up: exit_now removes the demo's folder itself.
+            settings = stack.enter_context(demo_settings(settings, SCRATCH_FOLDERS))
         if args.check:
             from server.runtime.doctor import run_checks
 
