@@ -54,3 +54,13 @@ def test_every_link_between_the_docs_reaches_a_file():
             if not resolved.exists() and str(resolved.relative_to(PROJECT_ROOT)) not in pending:
                 broken.append(f"{path.name}: {target}")
     assert broken == []
+
+
+def test_ci_runs_the_readmes_test_command_and_the_demo_command_is_one_line():
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"```bash\n(\./setup_env\.sh && [^\n]+)\n```", readme)
+    demo, tests = commands[0], commands[1]
+    assert demo == "./setup_env.sh && .venv/bin/python -m server.cli --demo tour"
+    assert tests.startswith("./setup_env.sh && .venv/bin/python -m pytest")
+    ci_lines = (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert tests in ci_lines  # other steps may stand on lines of their own
