@@ -6,7 +6,7 @@ Starts the Gmail emulator (`--latency-ms RTT`, demo mailbox) and `python -m serv
 drives the server with the MCP Python client over stdio. Mailbox changes come from outside, as another Gmail
 client would make them: new mail through the emulator's control plane, "read elsewhere" through the Gmail API.
 Requests and round trips are read from the emulator's log. Prints two tables and the comparison with the peers;
-exits 1 when a target fails.
+exits 1 when a target fails (start-up is reported, with no target).
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ SEARCH, CHANGES = "gmail_search_messages", "gmail_changes_since"
 REPEAT_FACTOR = 0.6
 COLD_FACTOR = 1.2
 EXPIRED_SLACK_MS = 20.0
-START_UP_S = 1.0
 
 
 @dataclass
@@ -211,7 +210,6 @@ def print_sessions(figures: SessionFigures, rtt_ms: float) -> dict[str, bool]:
     ok = {
         "cold": cold <= COLD_FACTOR * warm,
         "expired": expired <= warm + rtt_ms + EXPIRED_SLACK_MS and tokens == 1,
-        "start-up": figures.start_up_s <= START_UP_S,
     }
     lines = [
         ("warm search (next pages: fresh messages)", f"{warm:.1f} ms", "-"),
@@ -227,8 +225,9 @@ def print_sessions(figures: SessionFigures, rtt_ms: float) -> dict[str, bool]:
         ),
         (
             "cold first search, no pause",
-            f"{first(figures.cold_no_pause):.1f} ms ({first(figures.cold_no_pause) / warm:.2f}x warm)",
-            "- (the warm-up is still running)",
+            f"{first(figures.cold_no_pause):.1f} ms ({first(figures.cold_no_pause) / warm:.2f}x warm; "
+            f"{figures.cold_no_pause[0].first_shape}, {figures.cold_no_pause[0].first_trips} RT)",
+            "- (sent as tools/list is answered: must not wait behind the warm-up)",
         ),
         (
             "expired token, warm-up off (raw cost)",
@@ -238,7 +237,7 @@ def print_sessions(figures: SessionFigures, rtt_ms: float) -> dict[str, bool]:
         (
             "start-up: spawn to tools/list answered",
             f"{figures.start_up_s:.3f} s (median of 5)",
-            f"<= {START_UP_S:g} s: {'PASS' if ok['start-up'] else 'FAIL'}",
+            "- (reported, no target)",
         ),
         ("  the same, warm-up off", f"{figures.start_up_without_warm_up_s:.3f} s", "- (what the warm-up costs it)"),
     ]

@@ -1,4 +1,6 @@
-"""Tables for the terminal (and for bench/README.md): figures beside their targets, PASS or FAIL."""
+"""Tables for the terminal (and for bench/README.md): figures beside their targets, PASS or FAIL. The server's
+CPU per call and its start-up are reported without a target (a change that more than doubles either is explained
+in its commit)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,8 @@ from bench.harness import percentile
 from bench.measure import Overhead, Row, Sizes
 
 WALL_FACTOR = 1.25  # wall p50 may exceed the ideal (round trips x RTT) by this factor
-OVERHEAD_P50_MS = 5.0
 TEXT_BYTES_PER_RESULT = 500
 TOOLS_LIST_BYTES = 10 * 1024  # every read tool: search, get, thread, attachment, labels, changes
-COLD_START_S = 1.0
 
 
 def _verdict(ok: bool) -> str:
@@ -57,18 +57,14 @@ def figure_lines(
         if figures.cpu_ms:
             p50, p95 = statistics.median(figures.cpu_ms), percentile(figures.cpu_ms, 0.95)
             lines.append(
-                f"{'server CPU per call, ' + name:<46}{f'p50 {p50:.2f} / p95 {p95:.2f} ms':<34}"
-                f"p50 < {OVERHEAD_P50_MS:g} ms: {_verdict(p50 < OVERHEAD_P50_MS)}"
+                f"{'server CPU per call, ' + name:<46}{f'p50 {p50:.2f} / p95 {p95:.2f} ms':<34}- (reported, no target)"
             )
         outside = figures.outside_gmail_ms
         lines.append(
             f"{'  latency outside Gmail (upper bound)':<46}"
             f"{f'p50 {statistics.median(outside):.2f} / p95 {percentile(outside, 0.95):.2f} ms':<34}-"
         )
-    lines.append(
-        f"{f'cold start (median of {cold_runs})':<46}{f'{cold_start_s:.3f} s':<34}"
-        f"<= {COLD_START_S:g} s: {_verdict(cold_start_s <= COLD_START_S)}"
-    )
+    lines.append(f"{f'cold start (median of {cold_runs})':<46}{f'{cold_start_s:.3f} s':<34}- (reported, no target)")
     per_result = sizes.text_bytes / max(sizes.enriched, 1)
     lines.append(
         f"{'text content per enriched result (search 10)':<46}"

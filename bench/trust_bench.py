@@ -34,8 +34,8 @@ from server.content.message import parse_message
 from server.content.mime.raw import payload_from_bytes
 from server.content.security.report import SecurityReport, assess_message
 from server.demo import DEMO_MAILBOX
-from server.demo.content import build_mails
-from server.demo.make_mailbox import build
+from server.demo.generator.content import build_mails
+from server.demo.generator.make_mailbox import build
 from server.tests.data.make_corpus import CORPUS_DIR
 from server.tests.data.trust_attacks import attack_cases
 from server.tests.data.trust_mime import benign_cases

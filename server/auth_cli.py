@@ -154,8 +154,6 @@ def authorize(
     settings: Settings, *, open_browser: bool, port: int, wait_s: int = DEFAULT_WAIT_S, scopes: list[str] | None = None
 ) -> Path:
     """Runs the consent flow and writes the token file (recording the granted scopes); returns its path."""
-    import os
-
     from server.auth import write_token_file
     from server.consent_flow import ConsentFlow
 

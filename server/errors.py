@@ -2,7 +2,9 @@
 
     GmailError                 (code: the category the assistant sees)
     ├── AuthError              auth_error         token missing, unreadable, revoked, expired; 401
+    │   └── ReauthRequiredError                   invalid_rapt: the organisation wants a fresh sign-in
     ├── PermissionDeniedError  permission_denied  403 insufficientPermissions, domain policy
+    │   └── AccountRefusedError                   400 failedPrecondition that outlasts its one retry
     ├── NotFoundError          not_found          404, or 400 "Invalid id value"
     ├── RateLimitedError       rate_limited       429, 403 rate-limit reasons (after retries)
     ├── QuotaExceededError     quota_exceeded     403 dailyLimitExceeded: retrying today is pointless
@@ -68,10 +70,26 @@ class AuthError(GmailError):
     default_hint = run_auth()
 
 
+class ReauthRequiredError(AuthError):
+    """Google wants the person to sign in again (`invalid_grant` with `invalid_rapt`/`rapt_required`): a Workspace
+    organisation's session-length policy, often daily. The grant itself is fine, so the Testing-mode note does not
+    apply."""
+
+
 class PermissionDeniedError(GmailError):
     code = "permission_denied"
     default_hint = "The token lacks the scope this needs, or the account's policy forbids API access. " + rerun_auth(
         "grant the access Google asks for"
+    )
+
+
+class AccountRefusedError(PermissionDeniedError):
+    """Gmail's 400 failedPrecondition: now and then for a moment (so it is retried once), and for good when Gmail
+    is off for the account or a domain policy blocks API access."""
+
+    default_hint = (
+        "Open Gmail in a browser as this account: if it works there, retry in a minute (Gmail sometimes refuses for a "
+        "moment); if it does not, the account's Google Workspace admin must turn Gmail (and API access) on for it."
     )
 
 

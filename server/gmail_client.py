@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from server.errors import GmailError, RateLimitedError, TransientError
-from server.gmail.batch_parts import ALONGSIDE_ID, ListAlongside, MakePart, batch_name, patience
+from server.errors import AccountRefusedError, GmailError, RateLimitedError, TransientError
+from server.gmail.batch_parts import ALONGSIDE_ID, ListAlongside, MakePart, batch_name, list_params, patience
 from server.gmail.batch_size import AdaptiveBatchSize
 from server.gmail.errors import not_json, translate
 from server.gmail.quota import (
@@ -89,18 +89,17 @@ class GmailClient(WriteEndpoints):
     # -- public API -------------------------------------------------------------------------------------------
 
     def list_messages(
-        self, *, query: str, max_results: int, page_token: str | None = None, include_spam_trash: bool = False
+        self,
+        *,
+        query: str,
+        max_results: int,
+        page_token: str | None = None,
+        include_spam_trash: bool = False,
+        label_ids: Sequence[str] = (),
     ) -> dict[str, Any]:
         """messages.list: `{"messages": [{"id", "threadId"}], "nextPageToken"?, "resultSizeEstimate"}`."""
-        params: dict[str, Any] = {
-            "userId": "me",
-            "q": query,
-            "maxResults": max_results,
-            "includeSpamTrash": include_spam_trash,
-            "fields": "messages(id,threadId),nextPageToken,resultSizeEstimate",
-        }
-        if page_token:
-            params["pageToken"] = page_token
+        params = list_params(query, max_results, page_token, include_spam_trash, label_ids)
+        params["fields"] = "messages(id,threadId),nextPageToken,resultSizeEstimate"
         return self._call("messages.list", lambda session: session.messages.list(**params), units=UNITS_LIST)
 
     def get_message(
@@ -296,7 +295,8 @@ class GmailClient(WriteEndpoints):
             failed = [results[key] for key in pending if isinstance(results[key], GmailError)]
             for error in failed:
                 error.retry_count = retry_count
-            retryable = [error for error in failed if isinstance(error, GmailError) and error.retryable]
+            # failedPrecondition is not retryable for the assistant, but worth one more try (see RetryPolicy)
+            retryable = [error for error in failed if error.retryable or isinstance(error, AccountRefusedError)]
             if retryable:
                 pending = [key for key in pending if results[key] in retryable]
                 log.warning(
@@ -348,7 +348,7 @@ class GmailClient(WriteEndpoints):
         retry_count: int,
         extra: ListAlongside | None = None,
     ) -> dict[str, dict[str, Any] | GmailError]:
-        from server.gmail.batch import LeanBatchHttpRequest, is_compatible
+        from server.gmail.batch import GuardedBatch, is_compatible
 
         outcome: dict[str, dict[str, Any] | GmailError] = {}
         name = batch_name(endpoint)
@@ -361,7 +361,7 @@ class GmailClient(WriteEndpoints):
 
         batch_uri = f"{self._settings.endpoint}/batch/gmail/v1"
         if is_compatible():
-            batch = LeanBatchHttpRequest(callback=collect, batch_uri=batch_uri, refresh_request=session.http._request)
+            batch = GuardedBatch(callback=collect, batch_uri=batch_uri, refresh_request=session.refresh_request)
         else:  # a googleapiclient whose internals changed: the library's own batch, same wire format
             from googleapiclient.http import BatchHttpRequest
 

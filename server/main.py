@@ -21,13 +21,12 @@ import shutil
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from contextlib import ExitStack, suppress
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, NoReturn
 
 from server import __version__
-from server.protocol.sdk_packages import defer_sdk_package_inits
 from server.runtime.config import Settings, ensure_home, load_settings, parse_names
 from server.runtime.observability import Metrics, get_logger, setup_logging
 
@@ -67,34 +66,35 @@ def open_accounts(settings: Settings, metrics_for: Callable[[str], Metrics] = la
     return accounts
 
 
-def serve(settings: Settings) -> int:
-    import anyio
+def serve(settings: Settings, start_up: AbstractContextManager[Any] | None = None) -> int:
+    """stdio; the server is built inside `start_up` (`frozen_when_built` for the `gmail-mcp` command)."""
+    with start_up or nullcontext():
+        import anyio
 
-    from server.protocol.dispatch import build_server
-    from server.protocol.stdio_pipes import stdio_channel
-    from server.toolsets import ALL_TOOLSETS
-    from server.toolsets.common import DisplayZone
+        from server.protocol.dispatch import build_server
+        from server.protocol.stdio_guard import stdio_channel
+        from server.toolsets import ALL_TOOLSETS
+        from server.toolsets.common import DisplayZone
 
-    DisplayZone.configure(settings.display_zone)
-    try:
-        accounts = open_accounts(settings)
-    except ValueError as exc:  # GMAIL_MCP_DEFAULT_ACCOUNT names an account without a token
-        return start_failed(f"invalid setting: {exc}")
-    server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools)
+        DisplayZone.configure(settings.display_zone)
+        try:
+            accounts = open_accounts(settings)
+        except ValueError as exc:  # GMAIL_MCP_DEFAULT_ACCOUNT names an account without a token
+            return start_failed(f"invalid setting: {exc}")
+        server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools)
 
-    async def run() -> None:
-        async with anyio.create_task_group() as tasks:
-            if os.name == "posix":
-                tasks.start_soon(_cancel_on_sigterm, tasks.cancel_scope, lambda: _force_exit(accounts))
-            async with stdio_channel() as (messages, write_stream):
-                await server.run(messages, write_stream, server.create_initialization_options())
-            tasks.cancel_scope.cancel()  # the client closed stdin: stop watching for signals too
+        async def run() -> None:
+            async with anyio.create_task_group() as tasks:
+                if os.name == "posix":
+                    tasks.start_soon(_cancel_on_sigterm, tasks.cancel_scope, lambda: _force_exit(accounts))
+                async with stdio_channel() as (messages, write_stream):
+                    await server.run(messages, write_stream, server.create_initialization_options())
+                tasks.cancel_scope.cancel()  # the client closed stdin: stop watching for signals too
 
-    log.info(
-        "gmail MCP server ready",
-        extra={"version": __version__, "endpoint": settings.endpoint, "accounts": accounts.names},
-    )
-    collect_from_now_on()
+        log.info(
+            "gmail MCP server ready",
+            extra={"version": __version__, "endpoint": settings.endpoint, "accounts": accounts.names},
+        )
     try:
         anyio.run(run)
     except KeyboardInterrupt:
@@ -104,54 +104,54 @@ def serve(settings: Settings) -> int:
     return 0
 
 
-def serve_http(settings: Settings, bind: str) -> int:
+def serve_http(settings: Settings, bind: str, start_up: AbstractContextManager[Any] | None = None) -> int:
     """`--http [HOST:]PORT`: the same tools over streamable HTTP (`server/protocol/http.py`)."""
-    from server.auth import token_file_too_open
-    from server.protocol import http
-    from server.protocol.dispatch import build_server
-    from server.protocol.http_guard import accounts_of
-    from server.runtime.http_config import check_accounts, load_http_settings
-    from server.runtime.prometheus import Exporter
-    from server.toolsets import ALL_TOOLSETS
-    from server.toolsets.common import DisplayZone
+    with start_up or nullcontext():
+        from server.auth import token_file_too_open
+        from server.protocol import http
+        from server.protocol.dispatch import build_server
+        from server.protocol.http_guard import accounts_of
+        from server.runtime.http_config import check_accounts, load_http_settings
+        from server.runtime.prometheus import Exporter
+        from server.toolsets import ALL_TOOLSETS
+        from server.toolsets.common import DisplayZone
 
-    DisplayZone.configure(settings.display_zone)
-    exporter = Exporter()
-    try:
-        options = load_http_settings(bind)
-        accounts = open_accounts(settings, exporter.metrics_for)
-        check_accounts(options, accounts.names)
-    except ValueError as exc:
-        return start_failed(f"cannot serve over HTTP: {exc}")
-    try:
-        sock = http.bind_socket(options.host, options.port)
-    except OSError as exc:
-        return start_failed(
-            f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}"
-            + ("; another program uses this port: pick another with --http PORT" if is_in_use(exc) else "")
+        DisplayZone.configure(settings.display_zone)
+        exporter = Exporter()
+        try:
+            options = load_http_settings(bind)
+            accounts = open_accounts(settings, exporter.metrics_for)
+            check_accounts(options, accounts.names)
+        except ValueError as exc:
+            return start_failed(f"cannot serve over HTTP: {exc}")
+        try:
+            sock = http.bind_socket(options.host, options.port)
+        except OSError as exc:
+            return start_failed(
+                f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}"
+                + ("; another program uses this port: pick another with --http PORT" if is_in_use(exc) else "")
+            )
+        url = options.url(sock.getsockname()[1])
+        server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools, accounts_of=accounts_of)
+
+        def ready() -> None:
+            extra = {"url": url, "version": __version__, "accounts": accounts.names, "auth": bool(options.credentials)}
+            log.info(f"serving MCP over streamable HTTP at {url}", extra=extra)
+            if not options.credentials:
+                log.warning("no HTTP token configured: any local process can use this server (GMAIL_MCP_HTTP_TOKEN)")
+            token_file = os.environ.get("GMAIL_MCP_HTTP_TOKEN_FILE", "").strip()
+            if token_file and token_file_too_open(Path(token_file).expanduser()):
+                log.warning(f"the HTTP token file is readable by other users; run: chmod 600 {token_file}")
+
+        guard = http.build_app(
+            server,
+            options,
+            metrics=exporter.render,
+            on_ready=ready,
+            on_shutdown=lambda: log.info("metrics summary", extra={"metrics": accounts.metrics_summary()}),
         )
-    url = options.url(sock.getsockname()[1])
-    server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools, accounts_of=accounts_of)
-
-    def ready() -> None:
-        extra = {"url": url, "version": __version__, "accounts": accounts.names, "auth": bool(options.credentials)}
-        log.info(f"serving MCP over streamable HTTP at {url}", extra=extra)
-        if not options.credentials:
-            log.warning("no HTTP token configured: any local process can use this server (GMAIL_MCP_HTTP_TOKEN)")
-        token_file = os.environ.get("GMAIL_MCP_HTTP_TOKEN_FILE", "").strip()
-        if token_file and token_file_too_open(Path(token_file).expanduser()):
-            log.warning(f"the HTTP token file is readable by other users; run: chmod 600 {token_file}")
-
-    guard = http.build_app(
-        server,
-        options,
-        metrics=exporter.render,
-        on_ready=ready,
-        on_shutdown=lambda: log.info("metrics summary", extra={"metrics": accounts.metrics_summary()}),
-    )
-    guard.on_auth_failure = lambda reason: exporter.auth_failures.labels(reason).inc()
-    exporter.in_flight.set_function(lambda: guard.in_flight)
-    collect_from_now_on()
+        guard.on_auth_failure = lambda reason: exporter.auth_failures.labels(reason).inc()
+        exporter.in_flight.set_function(lambda: guard.in_flight)
     try:
         http.run(guard, sock, options)
     except KeyboardInterrupt:
@@ -212,7 +212,7 @@ def is_in_use(exc: OSError) -> bool:
     return exc.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", -1), 10048)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, freeze_start_up: bool = False) -> int:
     from server.hints import program_name
 
     parser = argparse.ArgumentParser(
@@ -271,9 +271,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:
             from server.runtime.doctor import run_checks
 
-            collect_from_now_on()
             return run_checks(settings)
-        return serve_http(settings, args.http) if args.http else serve(settings)
+        start_up = frozen_when_built() if freeze_start_up else None
+        return serve_http(settings, args.http, start_up) if args.http else serve(settings, start_up)
 
 
 SCRATCH_FOLDERS: list[Path] = []  # temporary folders of this process (the demo's token), removed on any exit
@@ -289,30 +289,31 @@ def exit_now(code: int) -> NoReturn:
             stream.flush()
     for folder in SCRATCH_FOLDERS:
         shutil.rmtree(folder, ignore_errors=True)
-    channel = sys.modules.get("server.protocol.stdio_pipes")  # loaded only if the stdio channel was opened
-    if channel is not None:  # a forced exit skips the channel's unwind: its pipes must not stay non-blocking
-        channel.restore_blocking()
     os._exit(code)
 
 
-def collect_from_now_on() -> None:
-    """Start-up builds ~120,000 objects that live as long as the process (the SDK's protocol types, the tool
-    models and their schemas); with the cyclic garbage collector on, ~200 collections traverse them again and
-    again while they are built (~0.06 s, a tenth of the start-up). `console_main` turns it off; here, with
-    everything built, those objects are set aside for good (`gc.freeze`: no later collection traverses them,
-    during tool calls either) and collection resumes. The few cycles start-up leaves behind (~1,800 objects,
-    ~1.4 MB) are set aside with them rather than paid for with a full collection now. A no-op where the
-    collector is on (tests calling `main()` in-process)."""
-    if not gc.isenabled():
+@contextmanager
+def frozen_when_built() -> Iterator[None]:
+    """The server is built inside this block with the cyclic garbage collector off; however the block ends, the
+    objects built so far are set aside for good (`gc.freeze`) and collection is back on.
+
+    Start-up builds ~120,000 objects that live as long as the process (the SDK's protocol types, the tool models
+    and their schemas); with the collector on, ~200 collections traverse them again and again while they are
+    built (~0.06 s, a tenth of the start-up), and every later collection, during tool calls too, would again.
+    The few cycles start-up leaves behind (~1,800 objects, ~1.4 MB) are set aside with them rather than paid for
+    with a full collection now. Only the `gmail-mcp` command uses it (`console_main`): tests calling `main()`
+    in-process keep collecting everything."""
+    gc.disable()
+    try:
+        yield
+    finally:
         gc.freeze()
         gc.enable()
 
 
 def console_main() -> None:
     """The `gmail-mcp` command: the same flags as `python -m server.main`."""
-    gc.disable()  # until `collect_from_now_on`, once the server is built
-    defer_sdk_package_inits()  # before anything imports `mcp`: the SDK's client side is never loaded (-0.09 s)
-    exit_now(main())
+    exit_now(main(freeze_start_up=True))
 
 
 if __name__ == "__main__":

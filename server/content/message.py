@@ -300,7 +300,7 @@ def _common_date(value: str) -> tuple[int, ...] | None:
 
 # -- addresses -------------------------------------------------------------------------------------------------
 
-_ANGLE = re.compile(r"<([^<>]*)>")
+_ANGLE = re.compile(r"<([^<>]*)>")  # the address is the last one holding "@": a decoded name may hold "<"
 _QUOTING = re.compile(r'\\(.)|"')
 
 
@@ -379,7 +379,7 @@ def _scan_addresses(value: str) -> list[str]:
 
 def _parse_one(entry: str) -> Address | None:
     comment = ""
-    angle = _ANGLE.search(entry)
+    angle = next((m for m in reversed(list(_ANGLE.finditer(entry))) if "@" in m.group(1)), None) or _ANGLE.search(entry)
     if angle:
         email = angle.group(1)
         name = entry[: angle.start()] + entry[angle.end() :]
@@ -392,7 +392,7 @@ def _parse_one(entry: str) -> Address | None:
             return None  # a bare name without an address
     email = "".join(email.split()).strip("\"'").removeprefix("mailto:")
     name = re.sub(r"\([^()]*\)", " ", name) if angle and "(" in name else (name if angle else comment)
-    if '"' in name or "\\" in name:
+    if name.lstrip().startswith('"') or "\\" in name:  # a quoted phrase; quotes inside a decoded name are text
         name = _QUOTING.sub(lambda m: m.group(1) or "", name)  # drop quotes, keep backslash-escaped characters
     decoded = decode_header_value(name).strip().strip("'")
     if not email:

@@ -1,6 +1,7 @@
 """The demo mailbox: a generated Google Takeout-style mbox that is the offline demo and the test backbone.
 
-Regenerate with `python -m server.demo.make_mailbox` (deterministic; a test checks the committed file matches).
+Regenerate with `python -m server.demo.generator.make_mailbox` (deterministic; a test checks the committed file
+matches).
 README.md in this folder describes what it contains. The constants below are facts tests may rely on;
 `server/tests/test_demo_mailbox.py` checks every one of them against the file, so they cannot drift.
 

@@ -31,7 +31,7 @@ from .batch import PartResponse, parse_batch, render_batch
 from .errors import ApiError, unauthenticated
 from .faults import ConcurrencyGate, Fault, FaultBook, RequestLog
 from .gmail_api import GmailApi
-from .tokens import INVALID_GRANT, TokenAuthority
+from .tokens import INVALID_GRANT, INVALID_RAPT, TokenAuthority
 
 LOG = logging.getLogger("server.emulator")
 BATCH_PATHS = ("/batch", "/batch/gmail/v1")
@@ -170,6 +170,8 @@ class EmulatorApp:
             self._delay(fault, exchange)
             if fault.invalid_grant:
                 return json_response(400, INVALID_GRANT)
+            if fault.invalid_rapt:
+                return json_response(400, INVALID_RAPT)
             if fault.status:
                 error = {"error": fault.reason or "server_error", "error_description": fault.message or "Fault"}
                 return json_response(fault.status, error, _retry_after(fault))

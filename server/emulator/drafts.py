@@ -13,10 +13,20 @@ Routes (below `users/{userId}/`):
     POST   messages/{id}/trash | /untrash   -> {id, threadId, labelIds}
     GET    settings/sendAs       {sendAs: [{sendAsEmail, displayName, isPrimary, isDefault, ...}]}
     POST   labels                {name} -> the new label (409 when the name exists)
+    DELETE labels/{id}           204; the label leaves every message (a system label: 400; unknown: 404)
 
 Threading follows Gmail's rule for drafts and sends: the message joins `threadId` only when it cites a message of
 that thread in In-Reply-To/References AND its subject matches once Re:/Fwd: prefixes are set aside; otherwise
-it starts a conversation of its own. A send needs at least one recipient; Gmail adds Date and Message-ID.
+it starts a conversation of its own. A sent draft keeps the draft's thread id, whatever it is.
+
+What Gmail does to the bytes and labels, as recorded (Nango integration-templates, tests/get-draft.test.json,
+send-draft.test.json, 2026; the 2024 gmail.com mocks under mocks/nango/get/proxy/gmail/v1/users/me/messages):
+- a draft or a sent message gets `Date` and `Message-Id` when it has none, and a `From` that is not one of the
+  account's send-as addresses is replaced by the primary address (a draft "From: test@example.com" reads back
+  "From: api@nango.dev");
+- `drafts.send` answers a message in the draft's own thread (the draft had started it: threadId != id);
+- mail sent to one of the account's own addresses lands in INBOX and UNREAD as well as SENT;
+- a send needs at least one recipient; Bcc never travels with the message.
 """
 
 from __future__ import annotations
@@ -68,6 +78,7 @@ class DraftRoutes:
             ("POST", r"^messages/([^/]+)/untrash$", self._untrash),
             ("GET", r"^settings/sendAs$", self._send_as),
             ("POST", r"^labels$", self._create_label),
+            ("DELETE", r"^labels/([^/]+)$", self._delete_label),
         ]
         self._routes = [(method, re.compile(pattern), handler) for method, pattern, handler in routes]
         self._uploads = {self._create, self._update, self._send_message}
@@ -116,7 +127,7 @@ class DraftRoutes:
     def _create(self, request: _Request) -> dict[str, Any]:
         raw, thread_id = self._draft_message(request)
         with self.changes.lock:
-            stored = self._add(raw, ["DRAFT"], thread_id)
+            stored = self._add(self._stamped(raw), ["DRAFT"], thread_id)
             draft_id = self._new_draft_id()
             self._drafts[draft_id] = stored.id
             return self._draft_resource(draft_id, stored)
@@ -125,7 +136,7 @@ class DraftRoutes:
         raw, thread_id = self._draft_message(request)
         with self.changes.lock:
             old = self._draft(draft_id)
-            stored = self._add(raw, ["DRAFT"], thread_id)
+            stored = self._add(self._stamped(raw), ["DRAFT"], thread_id)
             self.changes.delete(old.id)
             self._drafts[draft_id] = stored.id
             return self._draft_resource(draft_id, stored)
@@ -180,7 +191,7 @@ class DraftRoutes:
             raise invalid_argument("Missing draft id")
         with self.changes.lock:
             stored = self._draft(draft_id)
-            sent = self._send(stored.raw, stored.thread_id if stored.thread_id != stored.id else None)
+            sent = self._send(stored.raw, stored.thread_id, keep_thread=True)
             self.changes.delete(stored.id)
             del self._drafts[draft_id]
             return minimal(sent)
@@ -202,14 +213,16 @@ class DraftRoutes:
         with self.changes.lock:
             return minimal(self._send(raw, thread_id))
 
-    def _send(self, raw: bytes, thread_id: str | None) -> StoredMessage:
+    def _send(self, raw: bytes, thread_id: str | None, *, keep_thread: bool = False) -> StoredMessage:
         message = email.message_from_bytes(raw)
-        if not any(
-            address
+        recipients = {
+            address.lower()
             for _, address in getaddresses(
                 message.get_all("To", []) + message.get_all("Cc", []) + message.get_all("Bcc", [])
             )
-        ):
+            if address
+        }
+        if not recipients:
             raise invalid_argument("Recipient address required")
         head, separator, body = raw.partition(b"\r\n\r\n") if b"\r\n\r\n" in raw else raw.partition(b"\n\n")
         lines, in_bcc = [], False
@@ -217,17 +230,39 @@ class DraftRoutes:
             in_bcc = line.lower().startswith(b"bcc:") or (in_bcc and line[:1] in (b" ", b"\t"))
             if not in_bcc:
                 lines.append(line)
-        stamp = format_datetime(datetime.fromtimestamp(self.changes.now(), tz=timezone.utc))
-        extra = [f"Date: {stamp}".encode()] if message.get("Date") is None else []
-        if message.get("From") is None:
-            extra.append(f"From: {self.store.email_address}".encode())
-        if message.get("Message-ID") is None:
-            extra.append(f"Message-ID: {make_msgid(domain='mail.gmail.com')}".encode())
-        sent_raw = b"\r\n".join([*extra, *lines]) + (separator or b"\r\n\r\n") + body
-        return self._add(sent_raw, ["SENT"], thread_id)
+        sent_raw = self._stamped(b"\r\n".join(lines) + (separator or b"\r\n\r\n") + body)
+        to_self = recipients & {address.lower() for address in self._own_addresses()}
+        labels = ["SENT", "INBOX", "UNREAD"] if to_self else ["SENT"]
+        return self._add(sent_raw, labels, thread_id, keep_thread=keep_thread)
 
-    def _add(self, raw: bytes, labels: list[str], thread_id: str | None) -> StoredMessage:
-        joined = self._joinable(raw, thread_id)
+    def _own_addresses(self) -> list[str]:
+        return [self.store.email_address, *(str(alias.get("sendAsEmail") or "") for alias in self.aliases)]
+
+    def _stamped(self, raw: bytes) -> bytes:
+        """The bytes as Gmail keeps them (see the module docstring): Date and Message-Id added when missing, and
+        a From that is not one of the account's send-as addresses replaced by the primary address."""
+        message = email.message_from_bytes(raw)
+        head, separator, body = raw.partition(b"\r\n\r\n") if b"\r\n\r\n" in raw else raw.partition(b"\n\n")
+        senders = [address.lower() for _, address in getaddresses(message.get_all("From", []))]
+        own = {address.lower() for address in self._own_addresses()}
+        lines, in_from = [], False
+        for line in head.splitlines():
+            in_from = line.lower().startswith(b"from:") or (in_from and line[:1] in (b" ", b"\t"))
+            if not (in_from and not (senders and set(senders) <= own)):
+                lines.append(line)
+        extra = []
+        if not (senders and set(senders) <= own):
+            extra.append(f"From: {self.store.email_address}".encode())
+        if message.get("Date") is None:
+            extra.append(
+                f"Date: {format_datetime(datetime.fromtimestamp(self.changes.now(), tz=timezone.utc))}".encode()
+            )
+        if message.get("Message-ID") is None:
+            extra.append(f"Message-Id: {make_msgid(domain='mail.gmail.com')}".encode())
+        return b"\r\n".join([*extra, *lines]) + (separator or b"\r\n\r\n") + body
+
+    def _add(self, raw: bytes, labels: list[str], thread_id: str | None, *, keep_thread: bool = False) -> StoredMessage:
+        joined = thread_id if keep_thread else self._joinable(raw, thread_id)
         return self.changes.add_message(
             raw,
             label_ids=labels,
@@ -256,17 +291,24 @@ class DraftRoutes:
     # ---- trash, settings, labels -----------------------------------------------------------------------------
 
     def _trash(self, _request: _Request, message_id: str) -> dict[str, Any]:
-        return minimal(self._relabel(message_id, add=["TRASH"]))
+        """Into Trash and out of INBOX; untrash takes TRASH off only, so the message comes back to All Mail
+        (Nango tests/trash-message.test.json, trash-thread.test.json: a received message trashed reads
+        [UNREAD, TRASH, CATEGORY_UPDATES]; untrash-thread.test.json: untrashed, it has no INBOX)."""
+        return minimal(self._relabel(message_id, add=["TRASH"], remove=["INBOX"]))
 
     def _untrash(self, _request: _Request, message_id: str) -> dict[str, Any]:
-        return minimal(self._relabel(message_id, remove=["TRASH"]))
+        """Answered as format=minimal (snippet, sizeEstimate, historyId, internalDate too), where trash answers
+        only {id, threadId, labelIds} (Nango tests/untrash-message.test.json, trash-message.test.json)."""
+        return self.render(self._relabel(message_id, remove=["TRASH"]), {}, "minimal")
 
     def _relabel(self, message_id: str, *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> StoredMessage:
         with self.changes.lock:
             stored = self.store.by_id.get(message_id.lower())
             if stored is None:
                 raise not_found()
-            if (add and "TRASH" in stored.label_ids) or (remove and "TRASH" not in stored.label_ids):
+            if ("TRASH" in add and "TRASH" in stored.label_ids) or (
+                "TRASH" in remove and "TRASH" not in stored.label_ids
+            ):
                 return stored  # already where it should be: Gmail answers the message unchanged
             return self.changes.modify(message_id, add=add, remove=remove)
 
@@ -296,6 +338,21 @@ class DraftRoutes:
             label = Label(user_label_id(name), name, "user")
             self.store.labels = {**self.store.labels, label.id: label}
         return label.resource()
+
+    def _delete_label(self, _request: _Request, label_id: str) -> None:
+        """labels.delete answers 204 with no body (Nango integration-templates tests/delete-label.test.json, 2026);
+        the label is taken off the messages that had it."""
+        with self.changes.lock:
+            label = self.store.labels.get(label_id)
+            if label is None:
+                raise not_found()
+            if label.type != "user":
+                raise invalid_argument("Invalid delete request")
+            holders = [stored.id for stored in self.store.by_id.values() if label_id in stored.label_ids]
+            if holders:
+                self.changes.modify_many(holders, remove=[label_id])
+            self.store.labels = {key: value for key, value in self.store.labels.items() if key != label_id}
+        return None
 
 
 def send_as_entry(address: str, display_name: str = "") -> dict[str, Any]:

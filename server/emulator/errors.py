@@ -28,6 +28,12 @@ _STATUS_NAMES = {
     504: "DEADLINE_EXCEEDED",
 }
 
+# Reasons whose google.rpc status is not the one of their HTTP status (google-api-php-client #2558 records
+# 400 failedPrecondition as FAILED_PRECONDITION).
+_STATUS_BY_REASON = {"failedPrecondition": "FAILED_PRECONDITION"}
+# Messages Google writes for a reason, when a fault names only the reason.
+_REASON_MESSAGES = {"failedPrecondition": "Precondition check failed."}
+
 # (reason, message) used when a fault names only a status.
 _DEFAULTS = {
     400: ("badRequest", "Bad Request"),
@@ -56,7 +62,7 @@ class ApiError(Exception):
         default_reason, default_message = _DEFAULTS.get(code, ("unknown", "Error"))
         self.code = code
         self.reason = reason or default_reason
-        self.message = message or default_message
+        self.message = message or _REASON_MESSAGES.get(self.reason, default_message)
         self.headers = dict(headers or {})
         super().__init__(f"{code} {self.reason}: {self.message}")
 
@@ -72,7 +78,7 @@ class ApiError(Exception):
                 "code": self.code,
                 "message": top_message,
                 "errors": [detail],
-                "status": _STATUS_NAMES.get(self.code, "UNKNOWN"),
+                "status": _STATUS_BY_REASON.get(self.reason) or _STATUS_NAMES.get(self.code, "UNKNOWN"),
             }
         }
 

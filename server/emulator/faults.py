@@ -3,7 +3,8 @@
 A fault applies to the next `count` requests it matches. Matching is on the HTTP method and a regex searched
 in the path (batch parts are matched by their own inner path, `/token` by "/token"). Without `path_regex` a
 fault matches Gmail API calls only (`^(/upload)?/gmail/v1/`: single requests and batch parts, not the outer
-batch POST and not `/token`), except an `invalid_grant` fault, which defaults to `^/token$`. Faults are tried
+batch POST and not `/token`), except the token-endpoint faults `invalid_grant` and `invalid_rapt`, which default
+to `^/token$`. Faults are tried
 in the order they were added; the first live match is consumed.
 
 The request log records every outer HTTP request except the control plane itself, so tests and benchmarks can
@@ -36,6 +37,7 @@ _FAULT_KEYS = {
     "hang",
     "reset",
     "invalid_grant",
+    "invalid_rapt",
 }
 
 
@@ -55,6 +57,7 @@ class Fault:
     hang_s: float = 0  # 0: no hang; else hang at most this long (or until the client gives up)
     reset: bool = False
     invalid_grant: bool = False
+    invalid_rapt: bool = False  # a Workspace organisation's periodic re-authentication (a token-endpoint fault)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     def matches(self, method: str, path: str) -> bool:
@@ -80,7 +83,9 @@ def parse_fault(spec: dict[str, Any], fault_id: int) -> Fault:
         raise ValueError("match takes only method and path_regex")
     method = match.get("method", spec.get("method"))
     invalid_grant = bool(spec.get("invalid_grant", False))
-    path_regex = match.get("path_regex", spec.get("path_regex")) or (TOKEN_PATH if invalid_grant else API_PATHS)
+    invalid_rapt = bool(spec.get("invalid_rapt", False))
+    on_token = invalid_grant or invalid_rapt
+    path_regex = match.get("path_regex", spec.get("path_regex")) or (TOKEN_PATH if on_token else API_PATHS)
     try:
         re.compile(path_regex)
     except re.error as exc:
@@ -102,13 +107,14 @@ def parse_fault(spec: dict[str, Any], fault_id: int) -> Fault:
         hang_s=min(hang_s, HANG_CAP_S),
         reset=bool(spec.get("reset", False)),
         invalid_grant=invalid_grant,
+        invalid_rapt=invalid_rapt,
     )
     if count < 1:
         raise ValueError("count must be >= 1")
     if fault.status is not None and not 400 <= fault.status <= 599:
         raise ValueError("status must be an HTTP error status (400-599)")
-    if not (fault.status or fault.latency_ms or fault.hang_s or fault.reset or fault.invalid_grant):
-        raise ValueError("a fault needs one of status, latency_ms, hang, reset, invalid_grant")
+    if not (fault.status or fault.latency_ms or fault.hang_s or fault.reset or on_token):
+        raise ValueError("a fault needs one of status, latency_ms, hang, reset, invalid_grant, invalid_rapt")
     return fault
 
 

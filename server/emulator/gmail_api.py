@@ -51,7 +51,7 @@ class GmailApi:
         self.index = index or MessageIndex(store)
         self._clock = clock
         self.changes = ChangeLog(store, self.index, HistoryLog(FIRST_HISTORY_ID, limit=history_limit), clock)
-        self.writes = WriteRoutes(self.changes)
+        self.writes = WriteRoutes(self.changes, self._render_as)
         self.drafts = DraftRoutes(self.changes, self._render_as)
         # (pattern over the path below users/{userId}/, handler, response schema for fields=)
         self._routes: list[tuple[re.Pattern[str], Route, schemas.Schema]] = [

@@ -59,14 +59,20 @@ class Label:
     type: str  # "system" or "user"
 
     def resource(self) -> dict[str, object]:
+        """As labels.list shows it. Recorded Gmail (Nango integration-templates tests/list-labels.test.json and
+        labels.test.json, 2026): INBOX, SENT, DRAFT, STARRED and UNREAD carry no visibility fields at all; CHAT,
+        IMPORTANT, TRASH, SPAM and every CATEGORY_* carry `hide` / `labelHide`; user labels `show` / `labelShow`."""
         resource: dict[str, object] = {"id": self.id, "name": self.name, "type": self.type}
         if self.type == "user":
             resource["messageListVisibility"] = "show"
             resource["labelListVisibility"] = "labelShow"
-        elif self.id in {"INBOX", "SENT", "DRAFT", "SPAM", "TRASH", "STARRED", "IMPORTANT", "UNREAD", "CHAT"}:
-            resource["messageListVisibility"] = "hide" if self.id in {"SPAM", "TRASH"} else "show"
-            resource["labelListVisibility"] = "labelShow"
+        elif self.id not in _NO_VISIBILITY:
+            resource["messageListVisibility"] = "hide"
+            resource["labelListVisibility"] = "labelHide"
         return resource
+
+
+_NO_VISIBILITY = frozenset({"INBOX", "SENT", "DRAFT", "STARRED", "UNREAD"})
 
 
 def user_label_id(name: str) -> str:

@@ -1,8 +1,10 @@
 """messages.list: search documents, filtering, ordering and opaque page tokens.
 
 The search engine itself lives in `search.py`; this module feeds it one `SearchDoc` per message (built once at
-start-up) and applies the rules around it that Gmail applies: `labelIds` must all match, SPAM and TRASH stay
-out unless asked for, newest first, at most 500 per page.
+start-up) and applies the rules around it that Gmail applies: `labelIds` must all match (an unknown one is
+400 `Invalid label: X`: n8n-io/n8n #902, GAM-team wiki "Users - Gmail - Messages/Threads"), SPAM and TRASH stay
+out unless asked for (includeSpamTrash, labelIds, or in:spam / in:trash / in:anywhere in `q`), newest first, at
+most 500 per page. A query is never refused: Gmail reads what it cannot parse as words (`search.py`).
 
 Page tokens are opaque to clients but carry the offset and a fingerprint of the query they belong to (q,
 labelIds, includeSpamTrash), signed with a per-process key. A token replayed with another query answers 400,
@@ -16,12 +18,13 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from email.message import Message
 
 from .errors import invalid_argument
 from .mailbox_store import MailStore, StoredMessage
 from .mime import filename, header_text, is_attachment, message_text, snippet
 from .page_tokens import PageTokens
-from .search import QuerySyntaxError, SearchDoc, compile_query
+from .search import SearchDoc, compile_query
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 500
@@ -48,9 +51,19 @@ def search_doc(stored: StoredMessage, store: MailStore, text: str) -> SearchDoc:
         labels=frozenset(stored.label_ids),
         label_names=_user_label_names(stored, store),
         filenames=tuple(filename(part) for part in message.walk() if is_attachment(part)),
+        inline_images=any(_inline_image(part) for part in message.walk()),
         internal_date=stored.internal_date,
         size=stored.size,
         rfc822msgid=" ".join(str(message.get("Message-ID", "")).split()),
+    )
+
+
+def _inline_image(part: Message) -> bool:
+    """An image shown in the body (cid: reference or inline disposition) rather than attached with a name."""
+    return (
+        not part.is_multipart()
+        and part.get_content_maintype() == "image"
+        and (part.get("Content-ID") is not None or part.get_content_disposition() == "inline")
     )
 
 
@@ -105,10 +118,10 @@ class MessageIndex:
 
     def list(self, request: ListRequest, *, now_ms: int) -> dict[str, object]:
         """One page of messages.list."""
-        try:
-            query = compile_query(request.q, now_ms=now_ms, owner_email=self.store.email_address)
-        except QuerySyntaxError:
-            raise invalid_argument("Invalid query") from None
+        for label_id in request.label_ids:
+            if label_id not in self.store.labels:
+                raise invalid_argument(f"Invalid label: {label_id}")
+        query = compile_query(request.q, now_ms=now_ms, owner_email=self.store.email_address)
         wanted = set(request.label_ids)
         show_hidden = request.include_spam_trash or query.includes_spam_trash or bool(wanted & _HIDDEN)
         hits = [

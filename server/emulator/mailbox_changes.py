@@ -99,12 +99,15 @@ class ChangeLog:
             return stored
 
     def modify_many(self, message_ids: Sequence[str], *, add: Iterable[str] = (), remove: Iterable[str] = ()) -> None:
-        """messages.batchModify: every id checked first, then one record per message that changed."""
+        """messages.batchModify: one record per message that changed. Ids that name no message are passed over
+        without a word, as Gmail does (Nango integration-templates tests/batch-modify-messages.test.json: 204
+        and nothing else; a stale id does not fail the batch)."""
         added, removed = self._label_change(add, remove)
         with self.lock:
-            targets = [self._get(message_id) for message_id in dict.fromkeys(message_ids)]
+            targets = [self.store.by_id.get(message_id.lower()) for message_id in dict.fromkeys(message_ids)]
             for stored in targets:
-                self._relabel(stored, added, removed)
+                if stored is not None:
+                    self._relabel(stored, added, removed)
 
     def _relabel(self, stored: StoredMessage, add: tuple[str, ...], remove: tuple[str, ...]) -> None:
         gained = tuple(label for label in add if label not in stored.label_ids)

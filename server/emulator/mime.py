@@ -64,6 +64,74 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
     return data.decode(python_codec(charset) or "cp1252", errors="replace")
 
 
+_SMUGGLED = re.compile("[\udc80-\udcff]")
+
+
+def gmail_body_text(data: bytes, charset: str | None) -> str:
+    """A text part as Gmail serves it: converted to text from the declared charset, even when the bytes were
+    valid UTF-8 (a PHPMailer newsletter labelled iso-8859-1 arrives as "Stakeholdersâ€™"); iso-8859-1 and
+    us-ascii read as Windows-1252, bytes a single-byte charset leaves undefined as the C1 control of the same
+    number. No usable charset (none, utf-8, unknown): as `decode_bytes`."""
+    codec = python_codec(charset)
+    if codec is None or codec.replace("_", "-") in ("utf-8", "utf-8-sig"):
+        return decode_bytes(data, charset)
+    if _single_byte(codec):  # no byte is ever lost: undefined ones become C1 controls
+        text = data.decode(codec, errors="surrogateescape")
+        return _SMUGGLED.sub(lambda m: chr(ord(m.group()) - 0xDC00), text)
+    return data.decode(codec, errors="replace")
+
+
+def _single_byte(codec: str) -> bool:
+    # A multibyte codec reads some of these nine bytes as pairs; ISO-2022 and UTF-7 are 7-bit state machines.
+    return not codec.startswith(("iso2022", "utf", "hz")) and len(_PAIRS.decode(codec, errors="replace")) == 9
+
+
+_PAIRS = b"\xc3\xa9\xe4\xb8\xad\xa4\xa4\xb0\xa1"
+_WORD = re.compile(r"=\?([^?\s*]+)(?:\*[^?\s]*)?\?([BbQq])\?([^?\s]*)\?=")
+_WORD_GAP = re.compile(r"\?=[ \t]+=\?")
+
+
+def gmail_header_value(value: str) -> str:
+    """A header value as Gmail serves it in the metadata and full formats: unfolded, RFC 2047 words decoded to
+    text (from their declared charset, as bodies are), raw 8-bit bytes read as Latin-1. Nothing is re-quoted:
+    `=?utf-8?Q?Doe=2C_John?= <j@x>` arrives as `Doe, John <j@x>`."""
+    value = _SMUGGLED.sub(lambda m: chr(ord(m.group()) - 0xDC00), _FOLD.sub("", str(value)))
+    if "=?" not in value:
+        return value
+    out: list[str] = []
+    pending: tuple[str, bytes] | None = None  # adjacent words of one charset: bytes joined before decoding
+    pos = 0
+    for match in _WORD.finditer(value):
+        gap = value[pos : match.start()]
+        data = _word_bytes(match.group(2), match.group(3))
+        if data is None or python_codec(match.group(1)) is None:
+            continue  # malformed or unknown charset: stays as written, inside the next gap
+        if pending and not (gap.strip() == "" and pending[0] == match.group(1).lower()):
+            out.append(gmail_body_text(pending[1], pending[0]))
+            pending = None
+        if pending is None:
+            out.append(gap if gap.strip() or not out else "")
+            pending = (match.group(1).lower(), data)
+        else:
+            pending = (pending[0], pending[1] + data)
+        pos = match.end()
+    if pending:
+        out.append(gmail_body_text(pending[1], pending[0]))
+    return "".join(out) + value[pos:]
+
+
+def _word_bytes(encoding: str, payload: str) -> bytes | None:
+    try:
+        if encoding in "Bb":
+            return base64.b64decode(payload + "=" * (-len(payload) % 4), validate=True)
+        raw = payload.replace("_", " ")
+        if re.search(r"=(?![0-9A-Fa-f]{2})", raw):
+            return None
+        return re.sub(r"=([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), raw).encode("latin-1")
+    except (ValueError, UnicodeEncodeError):
+        return None
+
+
 def unsurrogate(value: str) -> str:
     """Undoes the parser's surrogateescape on raw 8-bit header bytes, reading them as UTF-8 like Gmail."""
     if not any("\udc80" <= char <= "\udcff" for char in value):
@@ -71,8 +139,11 @@ def unsurrogate(value: str) -> str:
     return value.encode("ascii", "surrogateescape").decode("utf-8", errors="replace")
 
 
-def raw_headers(part: Message) -> list[tuple[str, str]]:
-    """Header (name, value) pairs as written (RFC 2047 kept), unfolded, in message order."""
+def raw_headers(part: Message, *, decoded: bool = False) -> list[tuple[str, str]]:
+    """Header (name, value) pairs, unfolded, in message order: as written (RFC 2047 kept, 8-bit read as UTF-8),
+    or with `decoded` as Gmail serves them (see `gmail_header_value`)."""
+    if decoded:
+        return [(name, gmail_header_value(value)) for name, value in part.raw_items()]
     return [(name, _FOLD.sub("", unsurrogate(str(value)))) for name, value in part.raw_items()]
 
 

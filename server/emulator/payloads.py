@@ -1,14 +1,17 @@
 """Gmail API resources (Message, MessagePart, Thread, attachment bodies) built from stored messages.
 
 The shapes follow what Gmail sends: a part tree with `partId` "" at the top and "0", "1", "0.1" below,
-headers exactly as written (RFC 2047 words not decoded, folding removed), `body.data` as URL-safe base64 with
+header values decoded as Gmail serves them in the metadata and full formats (RFC 2047 words as text, raw 8-bit
+bytes read as Latin-1, folding removed; `header_values="raw"` keeps them as written), `body.data` as URL-safe
+base64 with
 the transfer encoding already undone, attachments as `attachmentId` + `size` without data, multipart
 containers with `body: {"size": 0}`, and a message/rfc822 part with one child: the inner message (its headers,
 its part tree).
 
-Text parts are re-encoded to UTF-8 by default (`body_charset="utf8"`, what Gmail is reported to do) while their
-`Content-Type` header still names the declared charset; `"declared"` keeps the original bytes, so a client is
-tested against both behaviours.
+Text parts are converted to UTF-8 from their declared charset by default (`body_charset="utf8"`), even when
+the bytes were valid UTF-8 already (iso-8859-1 read as Windows-1252), while their `Content-Type` header still
+names the declared charset and `body.size` stays the original length, as recorded real Gmail does;
+`"declared"` keeps the original bytes, so a client is tested against both behaviours.
 
 Attachment ids are opaque and differ on every call, as Gmail's do: each one carries the message id, the part
 id, a random nonce and a MAC under a per-process key, so forged or foreign ids are rejected.
@@ -26,9 +29,10 @@ from email.message import Message
 
 from .errors import invalid_argument, not_found
 from .mailbox_store import StoredMessage
-from .mime import decode_bytes, filename, is_attachment, leaf_bytes, raw_headers
+from .mime import filename, gmail_body_text, is_attachment, leaf_bytes, raw_headers
 
 BODY_CHARSETS = ("utf8", "declared")
+HEADER_VALUES = ("decoded", "raw")
 FORMATS = ("full", "metadata", "minimal", "raw")
 _ATTACHMENT_PREFIX = "EMU"
 
@@ -70,10 +74,15 @@ class AttachmentIds:
 class PayloadBuilder:
     """Turns stored messages into the JSON resources messages.get, threads.get and attachments.get return."""
 
-    def __init__(self, body_charset: str = "utf8", attachment_ids: AttachmentIds | None = None) -> None:
+    def __init__(
+        self, body_charset: str = "utf8", attachment_ids: AttachmentIds | None = None, header_values: str = "decoded"
+    ) -> None:
         if body_charset not in BODY_CHARSETS:
             raise ValueError(f"body_charset must be one of {BODY_CHARSETS}, got {body_charset!r}")
+        if header_values not in HEADER_VALUES:
+            raise ValueError(f"header_values must be one of {HEADER_VALUES}, got {header_values!r}")
         self.body_charset = body_charset
+        self.decoded_headers = header_values == "decoded"
         self.attachment_ids = attachment_ids or AttachmentIds()
 
     def message(
@@ -96,7 +105,7 @@ class PayloadBuilder:
             wanted = {name.lower() for name in metadata_headers}
             headers = [
                 {"name": name, "value": value}
-                for name, value in raw_headers(stored.message)
+                for name, value in raw_headers(stored.message, decoded=self.decoded_headers)
                 if not wanted or name.lower() in wanted
             ]
             resource["payload"] = {"mimeType": stored.message.get_content_type(), "headers": headers}
@@ -115,7 +124,9 @@ class PayloadBuilder:
             "partId": part_id,
             "mimeType": part.get_content_type(),
             "filename": filename(part),
-            "headers": [{"name": name, "value": value} for name, value in raw_headers(part)],
+            "headers": [
+                {"name": name, "value": value} for name, value in raw_headers(part, decoded=self.decoded_headers)
+            ],
         }
         children = _children(part)
         if children is not None:
@@ -136,9 +147,10 @@ class PayloadBuilder:
         if is_attachment(part):
             resource["body"] = {"attachmentId": self.attachment_ids.mint(message_id, part_id), "size": len(data)}
             return resource
+        size = len(data)  # Gmail reports the original length, not the converted text's
         if self.body_charset == "utf8" and part.get_content_maintype() == "text":
-            data = decode_bytes(data, part.get_content_charset()).encode("utf-8")
-        resource["body"] = {"size": len(data), "data": b64url(data)} if data else {"size": 0}
+            data = gmail_body_text(data, part.get_content_charset()).encode("utf-8")
+        resource["body"] = {"size": size, "data": b64url(data)} if data else {"size": 0}
         return resource
 
     def attachment(self, stored: StoredMessage, attachment_id: str) -> dict[str, object]:

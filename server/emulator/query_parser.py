@@ -1,8 +1,9 @@
 """Gmail search (`q`) syntax: tokenizer, recursive-descent parser, AST, and operator value parsing.
 
 Pure: no I/O, no clock. `parse_query` turns a query into a tree of `Leaf` / `Not` / `Bool` nodes (None for a
-blank query), raising `QuerySyntaxError` on malformed input. What a leaf matches is not decided here: the
-caller (`search.compile_query`) names the known operators and builds each leaf's predicate as it is parsed.
+blank query), raising `QuerySyntaxError` on malformed structure; `read_as_words` is what Gmail does instead:
+it never answers `Invalid query`, it reads what it cannot parse as plain words. What a leaf matches is not
+decided here: the caller (`search.compile_query`) names the known operators and builds each leaf's predicate.
 
 Grammar (operator names and values are case-insensitive; the keywords `OR` and `AROUND` must be upper-case)::
 
@@ -16,15 +17,19 @@ Grammar (operator names and values are case-insensitive; the keywords `OR` and `
     value   := TEXT | PHRASE | "(" conj ")" | "{" disj* "}"   leaves of a group take the operator:
                                                    from:(alice OR bob), subject:(a b), subject:"a b"
 
-Values: after:/before: take YYYY/MM/DD, YYYY-MM-DD or MM/DD/YYYY at midnight America/Los_Angeles, or epoch
-seconds (`date_ms`); newer_than:/older_than: take Nd, Nm (30 days) or Ny (365 days) (`relative_ms`);
+Values: after:/before: take YYYY/MM/DD (or YYYY/M/D) or MM/DD/YYYY at midnight America/Los_Angeles, or epoch
+seconds (`date_ms`; Gmail Help answer 7190; `2024-07-01` and `July 1` are no dates to Gmail: amd/gaia #2161);
+newer_than:/older_than: take Nd, Nm (30 days) or Ny (365 days) (`relative_ms`);
 larger:/smaller: take bytes with an optional K or M suffix, x1024 (`byte_count`).
 
-Deliberate deviations from Gmail:
-- An invalid value for a known operator (`newer_than:abc`, `after:2024/13/45`, `larger:huge`, `in:nowhere`, a
-  missing value as in `from: x`) is a `QuerySyntaxError`, as are unbalanced parentheses, braces or quotes
-  (quotes are not tolerated), empty groups, a dangling `OR`, `AROUND n` or `-`, and more than 40 nested
-  groups. Unknown operators (`foo:bar`) are bare words, as in Gmail.
+How much Gmail tolerates (it never answers 400 for `q`; what it cannot parse becomes words, and the search
+usually comes back empty: amd/gaia #2161, Gmail Help answer 7190):
+- Unknown operators (`foo:bar`) are bare words; an operator without a value (`from: x`) is the word `from`.
+- An invalid value for a known operator (`newer_than:7w`, `after:2024-07-01`, `in:nowhere`) is a bare word
+  (the caller builds it: `search._make_leaf`).
+- Malformed structure (unbalanced parentheses, braces or quotes, empty groups, a dangling `OR`, more than 40
+  nested groups) makes `parse_query` raise; the caller then reads the query with `read_as_words`. How Gmail
+  reads such a query exactly is not recorded: the emulator takes every word of it, ANDed.
 - `|` is not an operator (Gmail does not document it): it is a tokenless term, i.e. a substring match.
 - Without tzdata (Windows with no `tzdata` package) dates use a fixed UTC-8, an hour off in summer.
 """
@@ -53,6 +58,7 @@ __all__ = [
     "byte_count",
     "date_ms",
     "parse_query",
+    "read_as_words",
     "relative_ms",
 ]
 
@@ -92,7 +98,7 @@ def _combine(items: list[Node], *, any_: bool) -> Node:
 
 # ---- operator values
 _EPOCH_RE = re.compile(r"[0-9]{1,15}")
-_YMD_RE = re.compile(r"([0-9]{4})([/-])([0-9]{1,2})\2([0-9]{1,2})")
+_YMD_RE = re.compile(r"([0-9]{4})/([0-9]{1,2})/([0-9]{1,2})")
 _MDY_RE = re.compile(r"([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})")
 _RELATIVE_RE = re.compile(r"([0-9]{1,9})([dmy])")
 _SIZE_RE = re.compile(r"([0-9]{1,15})([km]?)b?")
@@ -104,7 +110,7 @@ def date_ms(v: str, now_ms: int) -> int:
     if _EPOCH_RE.fullmatch(v):
         return int(v) * 1000
     if m := _YMD_RE.fullmatch(v):
-        year, month, day = int(m[1]), int(m[3]), int(m[4])
+        year, month, day = int(m[1]), int(m[2]), int(m[3])
     elif m := _MDY_RE.fullmatch(v):
         month, day, year = int(m[1]), int(m[2]), int(m[3])
     else:
@@ -151,7 +157,7 @@ def _tokenize(q: str, operators: Collection[str]) -> list[_Tok]:
         if kind == "quote":
             raise QuerySyntaxError("unbalanced quote")
         if kind == "dash":
-            raise QuerySyntaxError("'-' must be followed directly by the term it negates")
+            continue  # a lone "-" negates nothing and has no letters: Gmail finds no word in it
         if kind in ("punct", "phrase", "neg"):
             toks.append(_Tok({"punct": text, "phrase": "PHRASE", "neg": "-"}[kind], text))
         if kind != "word":
@@ -159,7 +165,8 @@ def _tokenize(q: str, operators: Collection[str]) -> list[_Tok]:
         name, colon, value = text.partition(":")
         if colon and name.casefold() in operators:
             if not value and not (after and after in '({"'):
-                raise QuerySyntaxError(f"{text} needs a value")
+                toks.append(_Tok("WORD", name))  # `from: x`: no value, so `from` is a word like any other
+                continue
             toks.append(_Tok("OP" if value else "OPGROUP", name.casefold(), value))
         elif text in ("OR", "AROUND"):
             toks.append(_Tok(text, text))
@@ -256,3 +263,25 @@ def parse_query(q: str, operators: Collection[str], make_leaf: LeafFactory) -> N
         QuerySyntaxError: The query is malformed, or `make_leaf` rejected a value.
     """
     return _Parser(_tokenize(q, operators), make_leaf).parse()
+
+
+_WORD_SEPARATORS = re.compile(r'[\s(){}"]+')
+
+
+def read_as_words(q: str, operators: Collection[str], make_leaf: LeafFactory) -> Node:
+    """A query `parse_query` rejected, as Gmail reads it: its terms ANDed, brackets and quotes dropped.
+
+    `name:value` of a known operator stays that operator, `-term` stays negated, `OR` and `AROUND` are dropped.
+    A query with no term left (`()`, `"`) is one term of its text, which matches nothing where it is absent.
+    """
+    leaves: list[Node] = []
+    for word in _WORD_SEPARATORS.split(q):
+        negated = word.startswith("-")
+        word = word.lstrip("-+")
+        if not word or word in ("OR", "AROUND"):
+            continue
+        name, colon, value = word.partition(":")
+        leaf = make_leaf(name.casefold(), value) if colon and value and name.casefold() in operators else None
+        leaf = leaf or make_leaf(None, word)
+        leaves.append(Not(leaf) if negated else leaf)
+    return _combine(leaves, any_=False) if leaves else make_leaf(None, q)

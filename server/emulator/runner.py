@@ -80,6 +80,7 @@ class Emulator:
         hang: bool | float = False,
         reset: bool = False,
         invalid_grant: bool = False,
+        invalid_rapt: bool = False,
         method: str | None = None,
         path_regex: str | None = None,
         count: int = 1,
@@ -96,6 +97,7 @@ class Emulator:
             "hang": hang,
             "reset": reset,
             "invalid_grant": invalid_grant,
+            "invalid_rapt": invalid_rapt,
         }
         return self.app.faults.add(spec).as_json()
 
@@ -171,6 +173,7 @@ def start_emulator(
     port: int = 0,
     latency_ms: float = 0,
     body_charset: str = "utf8",
+    header_values: str = "decoded",
     rebase_dates: bool = False,
     token_ttl_s: float = 3600,
     email: str | None = None,
@@ -188,13 +191,16 @@ def start_emulator(
     `history_limit`: history records retained (in each mailbox); a start id older than them answers 404 in
     history.list. `clock` (epoch seconds) is the mailbox's "now" for `newer_than:` and for new mail; demo mode
     keeps the mailbox's own dates and sets the clock to them instead of rebasing.
+    `body_charset` / `header_values`: text bodies converted to UTF-8 ("utf8") or as sent
+    ("declared"); header values decoded as Gmail serves them ("decoded") or as written ("raw").
     """
 
     def mailbox_api(path: str | Path, owner: str | None) -> GmailApi:
         store = load_mailbox(path, rebase_dates=rebase_dates, email_address=owner)
         index = MessageIndex(store, key=page_token_key)
         timing = {"clock": clock} if clock is not None else {}
-        return GmailApi(store, PayloadBuilder(body_charset), index, history_limit=history_limit, **timing)
+        builder = PayloadBuilder(body_charset, header_values=header_values)
+        return GmailApi(store, builder, index, history_limit=history_limit, **timing)
 
     app = EmulatorApp(mailbox_api(mailbox_path, email), TokenAuthority(ttl_s=token_ttl_s), latency_ms=latency_ms)
     for owner, path in (mailboxes or {}).items():

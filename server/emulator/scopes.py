@@ -50,6 +50,7 @@ _TABLE: list[tuple[str, re.Pattern[str], frozenset[str]]] = [
         ("DELETE", r"^drafts/[^/]+$", _DRAFTS),
         ("POST", r"^messages(/import)?$", frozenset({INSERT, MODIFY, FULL})),
         ("POST", r"^labels$", frozenset({LABELS, MODIFY, FULL})),
+        ("DELETE", r"^labels/[^/]+$", frozenset({LABELS, MODIFY, FULL})),
         ("DELETE", r"^messages/[^/]+$", frozenset({FULL})),
         ("POST", r"^messages/", frozenset({MODIFY, FULL})),
     ]

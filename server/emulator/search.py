@@ -1,8 +1,9 @@
 """Gmail search (`q`) engine for the local emulator: parse a query once, match it against many messages.
 
-Pure: no I/O, no clock. `compile_query(q, now_ms=...)` parses `q` with `query_parser` (raising
-`QuerySyntaxError` on malformed input, which the emulator answers with 400 invalidArgument like Gmail), building
-each leaf's predicate here, and returns a `CompiledQuery` whose `matches(doc)` evaluates the AST against one
+Pure: no I/O, no clock. `compile_query(q, now_ms=...)` parses `q` with `query_parser`, building each leaf's
+predicate here; it never raises: Gmail never answers `Invalid query`, it reads an invalid operator value as
+words and a malformed query word by word (`query_parser.read_as_words`; Gmail Help answer 7190, amd/gaia
+#2161), and returns a `CompiledQuery` whose `matches(doc)` evaluates the AST against one
 `SearchDoc`. The grammar and the syntax-level deviations from Gmail are documented in `query_parser`.
 
 Matching: text is folded (NFKC + casefold; diacritics kept) and split into tokens, each a run of letters and
@@ -15,7 +16,8 @@ plain substring match.
 Operators: from: to: cc: bcc: deliveredto: list: take `me`, an exact address (value with @), a domain
 (`@x.com`), or words of a display name / address or a substring of an address (`from:ali`, `from:x.com`);
 subject:; filename: (a word of the name such as the extension, or the whole name); rfc822msgid: (exact, `<>`
-optional); label: (user label name, spaces written as `-` or quoted, `/` kept; or a system label name);
+optional); label: (user label name, spaces and `& ( ) " | { } / -` all written as `-` or quoted; or a system
+label name);
 category:, in:, is:, has:; after:/newer: (>= that day) and before:/older: (< that day); newer_than: (>=) and
 older_than: (<) an age before `now_ms`; larger:/size: (> bytes), smaller: (< bytes).
 
@@ -25,6 +27,8 @@ Deliberate deviations from Gmail (see also `query_parser`):
   SPAM, TRASH, DRAFT, and not a SENT message without user labels. `category:primary` = CATEGORY_PERSONAL or
   no category at all. `in:chats` = the CHAT label. `is:snoozed`, `is:muted`, `in:snoozed`, `has:drive` (and
   document/spreadsheet/presentation/youtube), `category:reservations|purchases` never match (no such data).
+  The API shows any star as STARRED: `has:yellow-star` (the default) is STARRED, other stars never match.
+- `has:attachment` also matches an inline image without a file name: Gmail counts them as attachments.
 - `includes_spam_trash` is set by any non-negated in:spam / in:trash / in:anywhere / label:spam / label:trash,
   even inside an OR; `-in:trash` does not set it.
 """
@@ -39,6 +43,7 @@ from dataclasses import dataclass
 from email.utils import getaddresses
 from functools import lru_cache
 
+from . import query_parser
 from .query_parser import _PACIFIC as _PACIFIC  # re-exported: tests check it for tzdata
 from .query_parser import Leaf, Node, Not, QuerySyntaxError, byte_count, date_ms, parse_query, relative_ms
 
@@ -63,6 +68,7 @@ class SearchDoc:
     internal_date: int
     size: int
     rfc822msgid: str
+    inline_images: bool = False  # an image part without a file name, shown in the body (has:attachment)
 
 
 Predicate = Callable[[SearchDoc], bool]
@@ -100,10 +106,11 @@ def _asks_spam_trash(node: Node, positive: bool = True) -> bool:
 
 @dataclass(frozen=True)
 class CompiledQuery:
-    """A parsed query. `ast` is None for a blank query, which matches everything."""
+    """A parsed query; `ast` None (blank) matches everything. `as_words`: malformed, read word by word."""
 
     ast: Node | None
     includes_spam_trash: bool
+    as_words: bool = False
 
     def matches(self, doc: SearchDoc) -> bool:
         return self.ast is None or _eval(self.ast, doc)
@@ -224,8 +231,9 @@ _SYSTEM_LABELS = {
 
 
 def _label_key(name: str) -> str:
-    # Gmail writes spaces and the nesting slash as dashes (`label:family-kids` for "Family/Kids"); accept both.
-    return re.sub(r"[\s/-]+", "-", _fold(name).strip())
+    # Gmail writes spaces, the nesting slash and `& ( ) " | { }` as dashes (`label:family-kids` for
+    # "Family/Kids", `label:q-a-2024` for "Q&A (2024)"); accept both spellings.
+    return re.sub(r'[\s/&()"|{}-]+', "-", _fold(name).strip()).strip("-")
 
 
 def _label(value: str, ctx: _Ctx) -> Predicate:
@@ -275,6 +283,7 @@ _IN: dict[str, Predicate] = {
     "anywhere": lambda d: True,
     "archive": _archived,
     "snoozed": _never,
+    "scheduled": _never,
 }
 _IS: dict[str, Predicate] = {
     "unread": _has_label("UNREAD"),
@@ -284,8 +293,10 @@ _IS: dict[str, Predicate] = {
     "snoozed": _never,
     "muted": _never,
 }
+_STARS = ("orange-star", "red-star", "purple-star", "blue-star", "green-star", "red-bang", "orange-guillemet")
+_MARKS = ("yellow-bang", "green-check", "blue-info", "purple-question")
 _HAS: dict[str, Predicate] = {
-    "attachment": lambda d: bool(d.filenames),
+    "attachment": lambda d: bool(d.filenames) or d.inline_images,
     "userlabels": lambda d: bool(d.label_names),
     "nouserlabels": lambda d: not d.label_names,
     "drive": _never,
@@ -293,6 +304,8 @@ _HAS: dict[str, Predicate] = {
     "spreadsheet": _never,
     "presentation": _never,
     "youtube": _never,
+    "yellow-star": _has_label("STARRED"),
+    **dict.fromkeys(_STARS + _MARKS, _never),
 }
 
 
@@ -349,7 +362,11 @@ _OPERATORS: dict[str, Builder] = {
 def _make_leaf(op: str | None, text: str, ctx: _Ctx) -> Leaf:
     if op is None:
         return Leaf("", _fold(text), _bare(text, ctx))
-    return Leaf(op, _fold(text).strip(), _OPERATORS[op](text, ctx))
+    try:
+        return Leaf(op, _fold(text).strip(), _OPERATORS[op](text, ctx))
+    except QuerySyntaxError:  # a value Gmail does not parse (`newer_than:7w`, `in:nowhere`): plain words
+        words = f"{op}:{text}"
+        return Leaf("", _fold(words), _bare(words, ctx))
 
 
 def compile_query(q: str, *, now_ms: int, owner_email: str = "") -> CompiledQuery:
@@ -361,11 +378,17 @@ def compile_query(q: str, *, now_ms: int, owner_email: str = "") -> CompiledQuer
         owner_email: The mailbox owner's address, for `from:me` / `to:me`.
 
     Returns:
-        A `CompiledQuery`; a blank query matches every message.
-
-    Raises:
-        QuerySyntaxError: The query is malformed or an operator has an invalid value.
+        A `CompiledQuery`; a blank query matches every message. Never raises for any text: what Gmail does not
+        parse is read as words, as Gmail does.
     """
     ctx = _Ctx(now_ms, owner_email)
-    ast = parse_query(q, _OPERATORS, lambda op, text: _make_leaf(op, text, ctx))
+
+    def make_leaf(op: str | None, text: str) -> Leaf:
+        return _make_leaf(op, text, ctx)
+
+    try:
+        ast = parse_query(q, _OPERATORS, make_leaf)
+    except QuerySyntaxError:
+        words = query_parser.read_as_words(q, _OPERATORS, make_leaf)
+        return CompiledQuery(words, _asks_spam_trash(words), as_words=True)
     return CompiledQuery(ast, ast is not None and _asks_spam_trash(ast))

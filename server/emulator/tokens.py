@@ -35,6 +35,14 @@ CLIENT_SECRET = "gmail-emulator-client-secret"
 REFRESH_TOKEN = "1//gmail-emulator-refresh-token"
 
 INVALID_GRANT = {"error": "invalid_grant", "error_description": "Token has been expired or revoked."}
+# What Google's token endpoint answers when a Workspace organisation's session control wants a fresh sign-in
+# (google-auth's oauth2/reauth.py branches on exactly these error and error_subtype values).
+INVALID_RAPT = {
+    "error": "invalid_grant",
+    "error_description": "reauth related error (invalid_rapt)",
+    "error_uri": "https://support.google.com/a/answer/9368756",
+    "error_subtype": "invalid_rapt",
+}
 INVALID_CLIENT = {"error": "invalid_client", "error_description": "The OAuth client was not found."}
 
 

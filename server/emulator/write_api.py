@@ -7,8 +7,10 @@ Each route parses its request the way Gmail does and hands the change to the cha
   with `uploadType=multipart` (a JSON part, then the message/rfc822 part) or `uploadType=media` (the message
   alone). Insert files the message under the time it was received, import under its Date header (both follow
   `internalDateSource`). Answers `{id, threadId, labelIds}`.
-- `messages.modify`: `POST .../messages/{id}/modify {addLabelIds, removeLabelIds}` -> `{id, threadId, labelIds}`.
-- `messages.batchModify`: `POST .../messages/batchModify {ids, addLabelIds, removeLabelIds}` -> empty answer.
+- `messages.modify`: `POST .../messages/{id}/modify {addLabelIds, removeLabelIds}` -> the message as format=minimal
+  (`{id, threadId, labelIds, snippet, sizeEstimate, historyId, internalDate}`: Nango tests/modify-message.test.json).
+- `messages.batchModify`: `POST .../messages/batchModify {ids, addLabelIds, removeLabelIds}` -> empty answer
+  (204), also for ids that name no message: those are passed over, as Gmail does.
 - `messages.delete`: `DELETE .../messages/{id}` -> 204.
 
 `deliver(...)` is the control plane's `POST /_emulator/deliver`: a message that arrives (INBOX, UNREAD unless
@@ -44,8 +46,11 @@ def minimal(stored: StoredMessage) -> dict[str, Any]:
 class WriteRoutes:
     """POST and DELETE under `users/{userId}/` (the user already checked by the caller)."""
 
-    def __init__(self, changes: ChangeLog) -> None:
+    def __init__(
+        self, changes: ChangeLog, render: Callable[[StoredMessage, Params, str], dict[str, Any]] | None = None
+    ) -> None:
         self.changes = changes
+        self.render = render
         routes: list[tuple[str, str, Callable[..., dict[str, Any] | None]]] = [
             ("POST", r"^messages$", self._insert),
             ("POST", r"^messages/import$", self._import),
@@ -92,7 +97,7 @@ class WriteRoutes:
             add=_strings(payload.get("addLabelIds"), "addLabelIds"),
             remove=_strings(payload.get("removeLabelIds"), "removeLabelIds"),
         )
-        return minimal(stored)
+        return self.render(stored, {}, "minimal") if self.render is not None else minimal(stored)
 
     def _batch_modify(self, request: _Request) -> dict[str, Any] | None:
         payload = request.json()

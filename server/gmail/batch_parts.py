@@ -5,7 +5,7 @@ Pure data and functions (no I/O): `gmail_client.py` sends the batches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,16 +23,24 @@ class ListAlongside:
     max_results: int
     deliver: Callable[[dict[str, Any]], None]
     include_spam_trash: bool = False
+    label_ids: tuple[str, ...] = ()
 
     def request(self, session: Session) -> Any:
-        return session.messages.list(
-            userId="me",
-            q=self.query,
-            maxResults=self.max_results,
-            pageToken=self.page_token,
-            includeSpamTrash=self.include_spam_trash,
-            fields="messages(id,threadId)",
-        )
+        params = list_params(self.query, self.max_results, self.page_token, self.include_spam_trash, self.label_ids)
+        return session.messages.list(**params, fields="messages(id,threadId)")
+
+
+def list_params(
+    query: str, max_results: int, page_token: str | None, include_spam_trash: bool, label_ids: Sequence[str]
+) -> dict[str, Any]:
+    """messages.list's parameters; `labelIds` (all must match) needs no escaping, unlike a `label:` term."""
+    params: dict[str, Any] = {"userId": "me", "q": query, "maxResults": max_results}
+    params["includeSpamTrash"] = include_spam_trash
+    if page_token:
+        params["pageToken"] = page_token
+    if label_ids:
+        params["labelIds"] = list(label_ids)
+    return params
 
 
 ALONGSIDE_ID = "list-alongside"  # not a message id: those are hex digits

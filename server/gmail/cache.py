@@ -24,7 +24,6 @@ is known is not cached. Writes (when write tools exist) call `invalidate_searche
 from __future__ import annotations
 
 import contextvars
-import json
 import threading
 import time
 from collections import OrderedDict
@@ -35,6 +34,7 @@ from typing import Any
 from server.errors import GmailError
 from server.gmail import history
 from server.gmail.batch_parts import ListAlongside
+from server.gmail.summary_cache import SUMMARY_BYTES, SUMMARY_ENTRIES, SummaryCache
 from server.gmail.write_endpoints import WRITE_METHODS
 from server.gmail_client import GmailClient
 from server.runtime import cost
@@ -49,8 +49,6 @@ SUMMARY_FIELDS = "id,threadId,snippet,internalDate,payload/headers"
 SEARCH_ENTRIES = 10
 SEARCH_TTL_S = 300.0
 RELATIVE_DATE_TTL_S = 60.0
-SUMMARY_ENTRIES = 5_000
-SUMMARY_BYTES = 8 * 1024 * 1024
 LOOKAHEAD = 3  # ids past a full page, listed in the same batch as its summaries
 
 
@@ -76,47 +74,6 @@ class CachedPage:
     ids: frozenset[str]
     expires: float
     lookahead: tuple[str, ...] = ()  # the ids right after the page, when known
-
-
-class SummaryCache:
-    """Message summaries by (message id, headers, fields); LRU, bounded by entries and bytes. Thread-safe."""
-
-    def __init__(self, max_entries: int = SUMMARY_ENTRIES, max_bytes: int = SUMMARY_BYTES) -> None:
-        self.max_entries, self.max_bytes = max_entries, max_bytes
-        self._entries: OrderedDict[tuple[str, str], tuple[dict[str, Any], int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, message_id: str, profile: str) -> dict[str, Any] | None:
-        with self._lock:
-            found = self._entries.get((message_id, profile))
-            if found is None:
-                return None
-            self._entries.move_to_end((message_id, profile))
-            return found[0]
-
-    def put(self, message_id: str, profile: str, resource: dict[str, Any]) -> None:
-        if self.max_entries <= 0:  # turned off: not even the size is worth measuring
-            return
-        size = len(json.dumps(resource, ensure_ascii=False))
-        if size > self.max_bytes:
-            return
-        with self._lock:
-            old = self._entries.pop((message_id, profile), None)
-            self._bytes += size - (old[1] if old else 0)
-            self._entries[(message_id, profile)] = (resource, size)
-            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
-                _, (_, dropped) = self._entries.popitem(last=False)
-                self._bytes -= dropped
-
-    def forget(self, message_ids: Sequence[str]) -> None:
-        doomed = set(message_ids)
-        with self._lock:
-            for key in [key for key in self._entries if key[0] in doomed]:
-                self._bytes -= self._entries.pop(key)[1]
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class SearchCache:
@@ -235,6 +192,8 @@ class CachedGmail:
     def get_messages_metadata(
         self, message_ids: Sequence[str], *, headers: Sequence[str], fields: str | None = None
     ) -> dict[str, dict[str, Any] | GmailError]:
+        if fields and ("labelIds" in fields or "historyId" in fields):  # they change: never kept (the writes' reads)
+            return self._client.get_messages_metadata(message_ids, headers=headers, fields=fields)
         profile = _profile(headers, fields)
         found: dict[str, dict[str, Any] | GmailError] = {}
         missing: list[str] = []
@@ -268,6 +227,7 @@ class CachedGmail:
             page_token=next_token,
             max_results=LOOKAHEAD,
             include_spam_trash=key[3],
+            label_ids=key[4],
             deliver=lambda page: self.searches.set_lookahead(key, page),
         )
 
@@ -281,16 +241,24 @@ class CachedGmail:
     # -- search pages --------------------------------------------------------------------------------------------
 
     def list_messages(
-        self, *, query: str, max_results: int, page_token: str | None = None, include_spam_trash: bool = False
+        self,
+        *,
+        query: str,
+        max_results: int,
+        page_token: str | None = None,
+        include_spam_trash: bool = False,
+        label_ids: Sequence[str] = (),
     ) -> dict[str, Any]:
-        key = (query, max_results, page_token or "", include_spam_trash)
+        key = (query, max_results, page_token or "", include_spam_trash, tuple(label_ids))
+        seen_as = " ".join([query, *(f"label:{i}" for i in label_ids)])  # labelIds filter as label: terms do
+        shown = include_spam_trash or bool(history.HIDDEN_LABELS.intersection(label_ids))
         anchor = self.known_history_id  # read before asking Gmail: every later change has a larger id
         side: Callable[[], None] | None = None
         entry = self.searches.get(key)
         if entry is not None:
             delta = self._history_since(entry.anchor)
             if delta is not None and not history.affects_search(
-                delta, query=query, result_ids=entry.ids, paged=bool(page_token), include_spam_trash=include_spam_trash
+                delta, query=seen_as, result_ids=entry.ids, paged=bool(page_token), include_spam_trash=shown
             ):
                 entry.anchor = max(entry.anchor, delta.last_record_id or entry.anchor)
                 cost.record(cache_hits=1)
@@ -299,7 +267,7 @@ class CachedGmail:
             self._metrics.record_cache("search", refreshed=1)
             if delta is not None:
                 anchor = delta.history_id  # answered before the fresh search is sent
-                needed = self._uncached(self._likely_needed(entry, delta, query, include_spam_trash))
+                needed = self._uncached(self._likely_needed(entry, delta, seen_as, shown))
                 side = (lambda: self._prefetch_summaries(needed)) if needed else None
             else:  # Gmail could not say (history expired, most likely): learn where the mailbox is meanwhile
                 anchor, side = None, self._relearn_position
@@ -308,7 +276,7 @@ class CachedGmail:
 
         def fetch() -> dict[str, Any]:
             return self._client.list_messages(
-                query=query, max_results=max_results, page_token=page_token, include_spam_trash=include_spam_trash
+                query=query, max_results=max_results, page_token=page_token, include_spam_trash=key[3], label_ids=key[4]
             )
 
         page = self._alongside(fetch, side)

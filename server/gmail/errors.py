@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from server.errors import (
+    AccountRefusedError,
     AuthError,
     GmailError,
     InvalidInputError,
@@ -28,9 +29,10 @@ from server.errors import (
     PermissionDeniedError,
     QuotaExceededError,
     RateLimitedError,
+    ReauthRequiredError,
     TransientError,
 )
-from server.hints import NEW_CLIENT_FILE, quoted_auth_command, rerun_auth
+from server.hints import NEW_CLIENT_FILE, quoted_auth_command, rerun_auth, run_auth
 
 if TYPE_CHECKING:
     from googleapiclient.errors import HttpError
@@ -183,13 +185,36 @@ def map_http_error(exc: HttpError, *, now: float, endpoint: str = "messages.get"
         return _not_found(endpoint, **common)
     if status == 408 or status >= 500:
         return TransientError(f"Gmail had a temporary problem (HTTP {status}): {message or 'backend error'}.", **common)
-    if "page" in message.lower() and "token" in message.lower():
-        hint = "page_token must be the next_page_token of a previous call with the same query; drop it to start over."
-    else:
-        hint = "Check the search query syntax (see https://support.google.com/mail/answer/7190) and the arguments."
+    if reason == "failedPrecondition" or "precondition check failed" in message.lower():
+        # Intermittent for some accounts (1-2% of calls, google-api-php-client #2558) and permanent where Gmail is
+        # off for the account: the retry policy tries once more; what reaches the person is about the account.
+        return AccountRefusedError(
+            f"Gmail refused {endpoint} for this account (HTTP 400 failedPrecondition: "
+            f"{message or 'Precondition check failed.'}). Gmail answers this when Gmail is not enabled for the "
+            "account or a domain policy blocks API access, and now and then for a moment without a reason.",
+            **common,
+        )
     return InvalidInputError(
-        f"Gmail rejected the request (HTTP {status}): {message or 'bad request'}.", hint=hint, **common
+        f"Gmail rejected the request (HTTP {status}): {message or 'bad request'}.",
+        hint=_bad_request_hint(endpoint, message),
+        **common,
     )
+
+
+# Gmail never rejects a query it cannot read (it searches for the words instead), so a list endpoint's 400 names the
+# argument it is about: only an answer that speaks of the query gets the query advice.
+_LIST_ENDPOINTS = ("messages.list", "drafts.list", "threads.list")
+
+
+def _bad_request_hint(endpoint: str, message: str) -> str:
+    lowered = message.lower()
+    if "page" in lowered and "token" in lowered:
+        return "page_token must be the next_page_token of a previous call with the same query; drop it to start over."
+    if "label" in lowered:
+        return "Use a label name or id that gmail_list_labels shows for this account."
+    if endpoint in _LIST_ENDPOINTS and ("query" in lowered or "search" in lowered):
+        return "Check the search query syntax (see https://support.google.com/mail/answer/7190) and the arguments."
+    return "Check the arguments named in the message, then call the tool again."
 
 
 SEVEN_DAY_NOTE = (
@@ -204,6 +229,13 @@ def describe_refresh_failure(exc: Exception) -> GmailError:
 
     text = str(exc)
     if isinstance(exc, google_exceptions.RefreshError):
+        if _reauth_required(exc):
+            return ReauthRequiredError(
+                "Google asks this account to sign in again: its organisation (Google Workspace) requires a fresh "
+                "sign-in every so often, sometimes daily (invalid_grant: invalid_rapt). Nothing is wrong with the "
+                "app or its set-up.",
+                hint=run_auth("to sign in again"),
+            )
         if "invalid_grant" in text:
             return AuthError(
                 SEVEN_DAY_NOTE,
@@ -226,6 +258,17 @@ def describe_refresh_failure(exc: Exception) -> GmailError:
         "Could not reach Google's token endpoint to refresh the access token (network problem).",
         hint="Check the internet connection (or proxy), then retry.",
     )
+
+
+# google-auth raises "Reauthentication is needed. Please run `gcloud auth ...`" for invalid_grant/invalid_rapt when
+# reauth refresh is off (as here); other paths keep the token endpoint's own words. Either way: sign in again with
+# this product's command, never gcloud.
+_REAUTH_MARKERS = ("invalid_rapt", "rapt_required", "reauthentication is needed")
+
+
+def _reauth_required(exc: Exception) -> bool:
+    details = [str(arg) for arg in exc.args]
+    return any(marker in " ".join(details).lower() for marker in _REAUTH_MARKERS)
 
 
 def first_line(text: str) -> str:

@@ -15,7 +15,13 @@ from server.errors import GmailError
 
 class GmailApi(Protocol):
     def list_messages(
-        self, *, query: str, max_results: int, page_token: str | None = None, include_spam_trash: bool = False
+        self,
+        *,
+        query: str,
+        max_results: int,
+        page_token: str | None = None,
+        include_spam_trash: bool = False,
+        label_ids: Sequence[str] = (),
     ) -> dict[str, Any]: ...
 
     def get_message(

@@ -1,9 +1,9 @@
 """Finding a label by what a person or model calls it: its id, its name, or Gmail's dashed search spelling.
 
 Pure functions over labels.list's label resources. Gmail compares label names without regard to case, and its
-search writes spaces and the nesting slash as dashes (`label:project-phoenix`), so "project phoenix",
-"Project-Phoenix" and "PROJECT PHOENIX" all name "Project Phoenix". An unknown name gets the closest names
-(difflib, plus names that contain it) for the hint.
+search writes spaces, the nesting slash and `& ( ) " | { }` as dashes (`label:project-phoenix`), so "project
+phoenix", "Project-Phoenix" and "PROJECT PHOENIX" all name "Project Phoenix", and "q-a-2024" names "Q&A (2024)".
+An unknown name gets the closest names (difflib, plus names that contain it) for the hint.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ SYSTEM_LABEL_IDS = frozenset(
 )
 USER_LABEL_ID = re.compile(r"^Label_\d{1,30}$")
 MAX_SUGGESTIONS = 5
-_SEPARATORS = re.compile(r"[\s/_-]+")
+# Gmail treats `& ( ) " | { } /` in label names as it treats `-` (two labels differing only there conflict, and
+# search writes them all as `-`), so a name matches whichever of them it is written with.
+_SEPARATORS = re.compile(r'[\s/_&()"|{}-]+')
 
 Label = dict[str, Any]
 
@@ -56,7 +58,7 @@ def find_label(wanted: str, labels: Sequence[Label]) -> Label | None:
     for label in labels:
         if label.get("id", "").upper() == wanted.strip().upper() and label.get("type") == "system":
             return label
-        if isinstance(label.get("name"), str) and label_key(label["name"]) == key:
+        if key and isinstance(label.get("name"), str) and label_key(label["name"]) == key:
             return label
     return None
 

@@ -18,8 +18,9 @@ def newer_than(days: int) -> str:
 
 
 def label(name: str) -> str:
-    """`label("INBOX")` -> `label:INBOX`; Gmail writes spaces in label names as dashes: `label:Project-Phoenix`."""
-    return "label:" + "-".join(name.split())
+    """`label("INBOX")` -> `label:INBOX`; Gmail writes spaces and `& ( ) " | { } /` in label names as dashes:
+    `label:Project-Phoenix`, `label:Q-A-2024`. (The search tool filters by labelIds instead, which needs none.)"""
+    return "label:" + "-".join(part for part in re.split(r'[\s/&()"|{}-]+', name) if part)
 
 
 def compose_query(query: str, *, newer_than_days: int | None = None, label_ids: Sequence[str] | None = None) -> str:

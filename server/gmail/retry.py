@@ -1,10 +1,12 @@
 """The retry policy of the design document, as a pure decision plus one loop with `sleep` injected.
 
 429 and 403 rate-limit reasons: 3 retries after 1 s, 2 s, 4 s. 5xx, timeouts, connection errors: 2 retries after
-1 s, 2 s. Everything else (401, 404, 400, ...) is answered at once. A server-provided Retry-After raises a wait,
-capped so one tool call never stalls for minutes. Each wait is stretched by a random fraction of itself (up to
-`jitter`), so clients that failed together do not all come back at the same instant; the random source is
-passed in, so the decision stays a pure function in tests. `scale` shrinks every wait for fault-injection suites.
+1 s, 2 s. 400 failedPrecondition: 1 retry after 1 s (Gmail answers it now and then for a moment; when it persists
+the account itself is refused, and more retries only delay saying so). Everything else (401, 404, 400, ...) is
+answered at once. A server-provided Retry-After raises a wait, capped so one tool call never stalls for minutes.
+Each wait is stretched by a random fraction of itself (up to `jitter`), so clients that failed together do not all
+come back at the same instant; the random source is passed in, so the decision stays a pure function in tests.
+`scale` shrinks every wait for fault-injection suites.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from server.errors import GmailError, RateLimitedError, TransientError
+from server.errors import AccountRefusedError, GmailError, RateLimitedError, TransientError
 
 T = TypeVar("T")
 
@@ -22,6 +24,7 @@ T = TypeVar("T")
 class RetryPolicy:
     rate_limit_delays_s: tuple[float, ...] = (1.0, 2.0, 4.0)
     transient_delays_s: tuple[float, ...] = (1.0, 2.0)
+    refused_delays_s: tuple[float, ...] = (1.0,)
     max_wait_s: float = 30.0
     scale: float = 1.0
     jitter: float = 0.25
@@ -35,6 +38,8 @@ class RetryPolicy:
             delays = self.rate_limit_delays_s
         elif isinstance(error, TransientError):
             delays = self.transient_delays_s
+        elif isinstance(error, AccountRefusedError):
+            delays = self.refused_delays_s
         else:
             return None
         if retries_done >= len(delays):

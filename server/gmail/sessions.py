@@ -45,9 +45,6 @@ def gmail_discovery() -> dict[str, Any]:
 def default_http(timeout_s: float) -> Any:
     import httplib2
 
-    from server.gmail.lean_http import install
-
-    install()  # two per-request costs of the HTTP stack removed (lean_http.py)
     return httplib2.Http(timeout=timeout_s)
 
 
@@ -58,9 +55,7 @@ def prepare_stack() -> None:
     from google.oauth2 import credentials  # noqa: F401
 
     from server.gmail.batch import is_compatible
-    from server.gmail.lean_http import install
 
-    install()
     gmail_discovery()
     is_compatible()
 
@@ -73,9 +68,12 @@ class Session:
         from googleapiclient.discovery import build_from_document
 
         self.credentials = credentials
+        # The one-shot token request (see auth.py): batches are handed it (`refresh_request`), and AuthorizedHttp's
+        # own refresh-after-401 uses it too, through its private `_request` (it takes no parameter for it), so
+        # neither runs google-auth's sleeping retry loop (allowed in tests/test_dependency_patches.py).
+        self.refresh_request = single_attempt_request(http)
         self.http = AuthorizedHttp(credentials, http=http)
-        # Its refresh-after-401 must not run google-auth's own sleeping retry loop either (see auth.py).
-        self.http._request = single_attempt_request(http)
+        self.http._request = self.refresh_request
         with _BUILD_LOCK:  # build_from_document adds keys to the shared, cached discovery document as it goes
             self.service = build_from_document(
                 gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}

@@ -13,6 +13,7 @@ search pages after it (whatever its outcome: an unknown one may have changed the
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -55,8 +56,6 @@ def empty_is_done(response: Any) -> Any:
 
 
 def _b64url(raw: bytes) -> str:
-    import base64
-
     return base64.urlsafe_b64encode(raw).decode("ascii")
 
 
@@ -95,6 +94,7 @@ class WriteEndpoints:
         with self._sessions.checkout() as session:  # a valid access token, and the resource objects
             cost.record_request(units)
             authorized = AuthorizedHttp(session.credentials, http=http)
+            # Its refresh-after-401 in one attempt (see Session in sessions.py; allowed in test_dependency_patches)
             authorized._request = single_attempt_request(http)
             started = time.perf_counter()
             try:

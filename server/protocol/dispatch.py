@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
@@ -40,7 +40,7 @@ from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import get_logger
 from server.tools import Annotations, ContextSource, ImageBlock, LinkBlock, Toolset, ToolSpec
 from server.toolsets import ALL_TOOLSETS
-from server.toolsets.common import UNTRUSTED_CONTENT, build_models
+from server.toolsets.common import UNTRUSTED_CONTENT
 
 __all__ = [
     "ERROR_META_KEY",
@@ -192,10 +192,6 @@ def _with_account(answer: dict[str, Any], account: str, mailbox: str | None, sev
         text["text"] = f"Mailbox: {whose}\n{text['text']}"
 
 
-def _models_of(specs: Iterable[ToolSpec]) -> list[type[BaseModel]]:
-    return [model for spec in specs for model in (spec.input_model, spec.output_model)]
-
-
 def build_server(
     source: ContextSource,
     *,
@@ -207,7 +203,7 @@ def build_server(
     local Gmail). `enabled` names the opt-in toolsets the person turned on. `accounts_of(request context)` says
     which accounts the request's credential reaches (None: all); the HTTP transport supplies it."""
     catalog = ToolCatalog(source, toolsets, enabled)
-    warm_up = WarmUp(source, prepare=lambda: build_models(_models_of(catalog.offered().values())))
+    warm_up = WarmUp(source)
 
     async def on_initialized(_request: Any, _params: Any) -> None:
         warm_up.start(WarmUp.AFTER_INITIALIZED_S)

@@ -7,6 +7,9 @@ log says why. JSON-RPC 2.0 (section 5.1) asks for `-32700 Parse error` when the 
 (the id of a message that could not be read is unknown). This relay sits between the transport and the server:
 valid messages pass through untouched, malformed ones are answered here. Blank lines carry nothing and get
 nothing. The offending text is never echoed or logged: it may hold anything the client had in hand.
+
+`stdio_channel()` is the server's stdio: the SDK's own transport (`mcp.server.stdio.stdio_server`), with this
+relay in front of it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR
 from pydantic import ValidationError
@@ -67,3 +71,13 @@ async def answer_malformed_lines(read_stream: Any, write_stream: Any) -> AsyncIt
             yield relay_receive
         finally:
             task_group.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def stdio_channel() -> AsyncIterator[tuple[Any, Any]]:
+    """(read stream, write stream) for `Server.run` over this process's stdin and stdout."""
+    async with (
+        stdio_server() as (read_stream, write_stream),
+        answer_malformed_lines(read_stream, write_stream) as messages,
+    ):
+        yield messages, write_stream

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 
 from server.runtime.observability import get_logger
 from server.tools import ContextSource
@@ -29,9 +28,8 @@ class WarmUp:
     AFTER_INITIALIZED_S = 0.25  # clients list their tools right after the handshake: let that go first
     AFTER_TOOLS_LIST_S = 0.05  # the answer is built; give it time to be written
 
-    def __init__(self, source: ContextSource, prepare: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, source: ContextSource) -> None:
         self._source = source
-        self._prepare = prepare  # the server's own share of a first call's work (models built on first use)
         self._due: float | None = None
         self._thread: threading.Thread | None = None
         self._changed = threading.Condition()
@@ -54,13 +52,4 @@ class WarmUp:
         try:
             self._source.warm_up()
         except Exception:  # never let a warm-up problem reach the session: the first call reports it properly
-            log.warning("warm-up failed", exc_info=True)
-        try:
-            self._prepare()
-            # What the toolsets import on a first call instead of at start-up (tools/list does not need it): now.
-            from server.content import extract  # noqa: F401
-            from server.content.mime import locate  # noqa: F401
-            from server.content.text import repeats  # noqa: F401
-            from server.runtime import downloads  # noqa: F401
-        except Exception:  # the first call that needs it does it again, and reports what fails
             log.warning("warm-up failed", exc_info=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from server.auth import TokenStore, read_token_info
-from server.errors import AuthError, GmailError, InvalidInputError, PermissionDeniedError
+from server.errors import AuthError, GmailError, InvalidInputError, PermissionDeniedError, ReauthRequiredError
 from server.gmail import scopes
 from server.gmail.cache import CachedGmail
 from server.gmail_client import GmailClient
@@ -221,7 +221,7 @@ class AccountRegistry:
             explained.message = f"Account {target.name!r}: {error.message}"
         if isinstance(error, (AuthError, PermissionDeniedError)):
             explained.hint = error.hint.replace(auth_command(), target.auth_command())
-        if isinstance(error, AuthError):
+        if isinstance(error, AuthError) and not isinstance(error, ReauthRequiredError):  # a policy, not an expiry
             note = consent_age_note(_authorized_at(target.token_path), target.auth_command())
             if note and note not in explained.hint:
                 explained.hint = f"{explained.hint} {note}"

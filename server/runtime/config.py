@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import timezone, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from server.gmail import scopes
 from server.runtime.token_crypto import parse_scheme
@@ -131,8 +132,6 @@ def zone_named(name: str | None) -> tzinfo | None:
         return None
     if name.strip().upper() in ("UTC", "Z"):
         return timezone.utc
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
     try:
         return ZoneInfo(name.strip())
     except (ZoneInfoNotFoundError, ValueError):

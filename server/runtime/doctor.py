@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from server.errors import GmailError
+from server.errors import GmailError, ReauthRequiredError
 from server.runtime.config import Settings
 
 Say = Callable[[str, str], None]
@@ -109,7 +109,7 @@ def _check_account(settings: Settings, name: str, say: Say) -> bool:
         except GmailError as error:
             say("fail", f"{error.message}\n       fix: {error.hint.replace(auth_command(), command)}")
             note = consent_age_note(recorded.get("authorized_at"), command)
-            if note:
+            if note and not isinstance(error, ReauthRequiredError):  # an organisation's policy, not an expiry
                 say("info", note)
             return False
     note = consent_age_note(recorded.get("authorized_at"), command)

@@ -38,6 +38,8 @@ class WriteSafety:
     confirmations: ConfirmationBook = field(default_factory=ConfirmationBook)
     send_guard: SendGuard = field(default_factory=lambda: SendGuard(DEFAULT_SEND_LIMIT_PER_HOUR))
     audit: AuditLog = field(default_factory=AuditLog)
+    # The opt-in toolsets this server offers (settings.write_tools): a write tool's text names only tools offered.
+    write_tools: frozenset[str] = frozenset({"drafts", "send", "labels"})
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Callable[[], float] = time.monotonic) -> WriteSafety:
@@ -47,6 +49,7 @@ class WriteSafety:
             confirmations=ConfirmationBook(settings.confirmation_ttl_s or DEFAULT_CONFIRMATION_TTL_S, clock=clock),
             send_guard=SendGuard(settings.send_limit_per_hour, clock=clock),
             audit=AuditLog(settings.audit_log_path),
+            write_tools=settings.write_tools,
         )
 
     def read_local_attachment(self, name: str) -> LocalFile:

@@ -87,46 +87,19 @@ def live_gmail(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     return LiveGmail(settings, "gmail")
 
 
-# The suites that take most of the time: fuzzing, hostile (multi-megabyte, bomb) mail, and fault, load and transport
-# suites that start server subprocesses. `pytest` leaves them out so a developer's run stays quick; `pytest -m slow`
-# runs them, and the test command of the README (= .ci/run) runs both.
-SLOW_MODULES = frozenset(
-    {
-        "test_reliability_fuzz.py",
-        "test_write_fuzz.py",
-        "test_reliability_hostile.py",
-        "test_reliability_hostile_attachments.py",
-        "test_extract_hostile.py",
-        "test_reliability_stdin.py",
-        "test_reliability_faults.py",
-        "test_reliability_load.py",
-        "test_http_load.py",
-        "test_http_transport.py",
-        "test_http_writes.py",
-        "test_terminal_client.py",
-        "test_e2e_writes.py",
-        "test_e2e_reading.py",
-        "test_e2e_stdio.py",
-        "test_docs_output.py",
-        "test_start_up_messages.py",
-    }
-)
-# Multi-megabyte cases of otherwise quick files.
-SLOW_TESTS = frozenset(
-    {
-        "test_message_parser.py::test_five_megabyte_bodies_complete",
-        "test_message_parser.py::test_many_undecodable_parts_complete",
-        "test_html_text.py::test_five_megabyte_newsletter_completes",
-        "test_repeats.py::test_memory_stays_bounded_over_a_thread_of_huge_bodies",
-        "test_get_thread.py::test_a_100_message_thread_stays_under_the_bound_and_pages_with_message_range",
-    }
-)
+# The slow tier (fuzzing, multi-megabyte mail, subprocesses) is marked where the tests are: `pytestmark =
+# pytest.mark.slow` in the module or `@pytest.mark.slow` on the test. `pytest` leaves it out; `pytest -m slow` runs it.
+DEFAULT_MARKEXPR = "not live and not slow and not packaging"  # pyproject's addopts
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name in SLOW_MODULES or f"{item.path.name}::{item.originalname}" in SLOW_TESTS:
-            item.add_marker(pytest.mark.slow)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (pyproject's addopts) spreads only the default whole-suite run over the cores (xdist's own count).
+    A run of chosen files or of another tier stays in one process: the slow and live tiers time subprocesses and
+    report skips in the summary, and one file is quicker without starting workers."""
+    whole_default_run = (
+        config.getoption("markexpr") == DEFAULT_MARKEXPR and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    )
+    return None if whole_default_run else 0
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -83,7 +83,8 @@ async def test_read_archived_and_deleted_messages_are_reported(tmp_path):
         stack.emulator.modify(archived, add=["UNREAD"])  # read and then unread again: no net change of UNREAD
         stack.emulator.delete(deleted)
         result, requests = await stack.call(CHANGES, {"checkpoint": checkpoint})
-    assert shape(requests) == [(HISTORY_PATH, None)]  # both summaries were cached by the search
+    # Both summaries were cached by the search; the label list (user labels by name) once per cache period.
+    assert shape(requests) == [(HISTORY_PATH, None), ("/gmail/v1/users/me/labels", None)]
     content = result.structured_content
     assert content["deleted"] == [deleted] and content["relabeled_count"] == 2 and content["added_count"] == 0
     by_id = {item["id"]: item for item in content["messages"]}
@@ -140,7 +141,7 @@ async def test_a_message_added_and_deleted_since_is_not_reported(tmp_path):
     [
         ({"checkpoint": "12345"}, "not a checkpoint this server gave"),
         ({"checkpoint": encode_checkpoint(5)[:-2] + "!!"}, "not a checkpoint this server gave"),
-        ({"label": "Work"}, "is not a label id"),
+        ({"label": ""}, "at least 1 character"),
         ({"max_results": 0}, "max_results"),
     ],
 )

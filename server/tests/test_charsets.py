@@ -17,6 +17,7 @@ from server.content.text.charsets import (
     parse_header_params,
     resolve_charset,
 )
+from server.content.text.mojibake import repair_utf8_mojibake
 
 # (declared label, codec that produces the bytes, sample text). Samples use characters outside the narrow
 # legacy sets (GBK-only 镕, Windows-1252 quotes, NEC ① in Shift_JIS, HKSCS 㗎) where the superset matters.
@@ -171,8 +172,11 @@ def test_decoding_byte_soup_never_raises(data: bytes, label: str | None) -> None
 @given(st.text(max_size=200), st.sampled_from(["utf-8", "gb18030", "cp932", "cp949", "big5hkscs", "cp1252"]))
 def test_utf8_text_round_trips_whatever_the_declaration(text: str, label: str) -> None:
     # Gmail's UTF-8 mode: whatever the header says, valid UTF-8 bytes come back as the same text. (A leading
-    # BOM is dropped on purpose; ESC starts ISO-2022-JP detection and never occurs in real UTF-8 mail.)
+    # BOM is dropped on purpose; ESC starts ISO-2022-JP detection and never occurs in real UTF-8 mail.) Except
+    # where all of it reads as UTF-8 that Gmail converted from the single-byte label ("Â\xa0" under cp1252):
+    # recorded Gmail converts from the label even valid UTF-8, so that text is repaired (test_content_utf8_mojibake).
     assume("\x1b" not in text and not text.startswith("\ufeff"))
+    assume(label != "cp1252" or repair_utf8_mojibake(text, "cp1252") is None)
     assert decode_bytes(text.encode("utf-8"), label) == text
 
 

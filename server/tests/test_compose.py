@@ -323,7 +323,7 @@ def test_summary_shows_every_recipient_in_full_the_first_own_lines_and_attachmen
     )
     assert summary.first_lines.startswith("Yes.\nline 0") and summary.first_lines.endswith("…")
     assert "wrote:" not in summary.first_lines  # the quote is not what the person wrote
-    assert summary.attachments == ("plan.pdf (application/pdf, 2 KB)",)
+    assert summary.attachments == ("plan.pdf (application/pdf, 2.0 KB)",)
     question = confirmation_question(summary)
     assert "Bcc (hidden from the others): secret@evil.example" in question and "Subject: Re: Lunch" in question
 

@@ -15,8 +15,8 @@ import pytest
 
 from server.content.message import parse_message, parse_raw_message
 from server.demo import DEMO_MAILBOX
-from server.demo.content import CHARSET_CASES, build_mails
-from server.demo.make_mailbox import build
+from server.demo.generator.content import CHARSET_CASES, build_mails
+from server.demo.generator.make_mailbox import build
 from server.emulator import load_mailbox
 from server.emulator.payloads import PayloadBuilder
 from server.tests.data.corpus_mime import PDF

@@ -162,6 +162,6 @@ def test_hostile_sizes_stay_fast() -> None:
     import time
 
     text = ("On Mon, Mar 4, 2024 at 9:12 AM, " + "a " * 200 + "wrote:\n" + "From: x\n" * 30) * 300
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a shared machine's load does not count against it
     strip_quoted_reply(text)
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5

@@ -199,9 +199,9 @@ def test_every_truncation_is_read_without_raising() -> None:
     ids=["empty", "junk", "huge-length", "huge-count", "huge-values", "unknown-type", "many-attributes"],
 )
 def test_hostile_streams_give_problems_not_exceptions(data: bytes) -> None:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a shared machine's load does not count against it
     found = read_tnef(data)
-    assert found.problems and time.perf_counter() - started < 2
+    assert found.problems and time.process_time() - started < 2
 
 
 def test_hostile_compressed_rtf_is_bounded() -> None:
@@ -213,9 +213,9 @@ def test_hostile_compressed_rtf_is_bounded() -> None:
             tokens += struct.pack(">H", (((write + 2048) % 4096) << 4) | 0xF)
             write = (write + 17) % 4096
     bomb = struct.pack("<IIII", 0xFFFFFFF0, 0xFFFFFFFF, 0x75465A4C, 0) + bytes(tokens)
-    started = time.perf_counter()
+    started = time.process_time()
     out = decompress_rtf(bomb, limit=1_000_000)
-    assert out is not None and len(out) == 1_000_000 and time.perf_counter() - started < 10
+    assert out is not None and len(out) == 1_000_000 and time.process_time() - started < 10
     deep = b"{\\rtf1 " + b"{" * 200_000 + b"deep" + b"}" * 200_000 + b"}"
     assert rtf_to_text(deep) == "deep"
     assert decompress_rtf(b"short") is None and decompress_rtf(b"\0" * 16) is None

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from server import demo
-from server.demo.content import CHARSET_CASES, build_mails
-from server.demo.make_mailbox import build, render
+from server.demo.generator.content import CHARSET_CASES, build_mails
+from server.demo.generator.make_mailbox import build, render
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -79,10 +79,13 @@ def message_ids() -> dict[str, str]:
 def test_regenerating_gives_identical_bytes(tmp_path: Path) -> None:
     out = tmp_path / "regenerated.mbox"
     subprocess.run(
-        [sys.executable, "-m", "server.demo.make_mailbox", "--out", str(out)], cwd=REPO, check=True, capture_output=True
+        [sys.executable, "-m", "server.demo.generator.make_mailbox", "--out", str(out)],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
     )
     assert out.read_bytes() == demo.DEMO_MAILBOX.read_bytes(), (
-        "server/demo/mailbox.mbox is stale: run `python -m server.demo.make_mailbox` and commit the result"
+        "server/demo/mailbox.mbox is stale: run `python -m server.demo.generator.make_mailbox` and commit the result"
     )
 
 

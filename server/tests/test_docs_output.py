@@ -14,6 +14,8 @@ from server.tests.support import doc_examples
 
 ALL = [example for path in doc_examples.doc_files() for example in doc_examples.examples(path)]
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def printed() -> dict:

@@ -22,7 +22,7 @@ from server.tests.support.fences import without_fence_values
 from server.tests.support.reading import api_calls, attachment_files, write_attachment_mailbox
 from server.tests.support.reliability import RawServer, mcp_over_stdio, server_env
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # server subprocesses: the slow tier (`pytest -m slow`)
 THREAD_PATH = re.compile(r"^/gmail/v1/users/me/threads/[0-9a-f]+$")
 
 

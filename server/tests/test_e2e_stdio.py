@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from server.tests.support.emulator import emulator_env
 from server.tests.support.raw_jsonrpc import INITIALIZED, initialize
 from server.toolsets import ALWAYS_ON_TOOLS
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # server subprocesses: the slow tier (`pytest -m slow`)
 MODES = ["legacy", "auto"]
 
 
@@ -105,7 +104,6 @@ def test_stdout_carries_only_json_rpc_and_eof_exits_cleanly(demo_emulator, tmp_p
         },
     ]
     stdin = "".join(json.dumps(r) + "\n" for r in requests)
-    started = time.monotonic()
     # Keep stdin open until the last answer is in: EOF right after the requests could race the replies.
     process = subprocess.Popen(
         [sys.executable, "-m", "server.main"],
@@ -125,13 +123,11 @@ def test_stdout_carries_only_json_rpc_and_eof_exits_cleanly(demo_emulator, tmp_p
         message = json.loads(line)
         assert message["jsonrpc"] == "2.0"
         answers[message["id"]] = message
-    eof_at = time.monotonic()
-    rest, stderr = process.communicate(timeout=10)  # closes stdin: EOF
-    assert process.returncode == 0 and time.monotonic() - eof_at < 5
+    rest, stderr = process.communicate(timeout=30)  # closes stdin: EOF; a server that never exits fails here
+    assert process.returncode == 0
     assert rest.strip() == ""
     assert answers[3]["result"]["structuredContent"]["result_count"] == 3
     assert answers[4]["result"]["isError"] is True
-    assert time.monotonic() - started < 30
     log_lines = [json.loads(line) for line in stderr.splitlines()]
     assert any(entry.get("event") == "metrics summary" for entry in log_lines)
     assert "tool end" in {entry.get("event") for entry in log_lines}

@@ -24,7 +24,7 @@ from server.runtime.config import PROJECT_ROOT
 from server.tests.support.emulator import build_mailbox
 from server.toolsets import ALWAYS_ON_TOOLS
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # server subprocesses: the slow tier (`pytest -m slow`)
 MODES = ["legacy", "auto"]
 
 

@@ -70,10 +70,35 @@ def test_empty_result_has_no_messages_key(gmail: Any) -> None:
     }
 
 
-def test_invalid_query_is_400(gmail: Any) -> None:
+def test_gmail_never_answers_invalid_query(gmail: Any) -> None:
+    """Gmail never answers `Invalid query`: it searches what it cannot parse as words (amd/gaia #2161; Gmail Help
+    answer 7190 documents has:yellow-star, which the emulator used to refuse)."""
+    messages = gmail.users().messages()
+    for q in ("(unbalanced", 'subject:"open', "after:2024-07-01", "newer_than:2w", "in:nowhere", "has:blue-info"):
+        assert messages.list(userId="me", q=q).execute() == {"resultSizeEstimate": 0}, q
+    starred = messages.list(userId="me", q="is:starred").execute()
+    assert starred["messages"] and messages.list(userId="me", q="has:yellow-star").execute() == starred
+
+
+def test_an_unknown_label_id_is_400_invalid_label(gmail: Any) -> None:
+    """n8n-io/n8n #902 and the GAM-team wiki "Users - Gmail - Messages/Threads": Gmail answers an unknown
+    labelIds entry with 400 `Invalid label: X`."""
     with pytest.raises(HttpError) as caught:
-        gmail.users().messages().list(userId="me", q="(unbalanced").execute()
-    assert _status(caught) == (400, "invalidArgument", "Invalid query")
+        gmail.users().messages().list(userId="me", labelIds=["INBOX", "Label_999"]).execute()
+    assert _status(caught) == (400, "invalidArgument", "Invalid label: Label_999")
+
+
+def test_labels_list_visibility_is_as_recorded(gmail: Any) -> None:
+    """Nango integration-templates tests/list-labels.test.json and labels.test.json (2026, Workspace): INBOX,
+    SENT, DRAFT, STARRED, UNREAD carry no visibility fields; CHAT, IMPORTANT, TRASH, SPAM, CATEGORY_* hide."""
+    labels = {label["id"]: label for label in gmail.users().labels().list(userId="me").execute()["labels"]}
+    for label_id in ("INBOX", "SENT", "DRAFT", "STARRED", "UNREAD"):
+        assert set(labels[label_id]) == {"id", "name", "type"}, label_id
+    for label_id in ("CHAT", "IMPORTANT", "TRASH", "SPAM", "CATEGORY_PERSONAL", "CATEGORY_PROMOTIONS"):
+        assert labels[label_id]["messageListVisibility"] == "hide", label_id
+        assert labels[label_id]["labelListVisibility"] == "labelHide", label_id
+    user = [label for label in labels.values() if label["type"] == "user"]
+    assert user and all(label["labelListVisibility"] == "labelShow" for label in user)
 
 
 def test_paging_with_tokens(gmail: Any, emulator: Emulator) -> None:

@@ -94,13 +94,11 @@ def test_hang_until_client_gives_up(emulator: Emulator, token_file: Path) -> Non
     impatient = gmail_service(emulator, token_file, timeout=0.3)
     impatient.users().getProfile(userId="me").execute()
     emulator.add_fault(hang=True, path_regex="/labels$")
-    started = time.perf_counter()
-    with pytest.raises(TimeoutError):
+    with pytest.raises(TimeoutError):  # the hang is endless: only the client's timeout ends the call
         impatient.users().labels().list(userId="me").execute()
-    assert time.perf_counter() - started < 1.0
     hung = _settled(emulator)[-1]
     assert hung["path"].endswith("/labels") and hung["status"] is None
-    assert 250 <= hung["duration_ms"] < 1000  # the server noticed the client leave
+    assert hung["duration_ms"] >= 250  # settled: the server noticed the client leave (an endless hang never settles)
 
 
 def test_hang_with_a_cap_drops_the_connection(emulator: Emulator, gmail: Any) -> None:
@@ -147,7 +145,8 @@ def test_global_latency_is_per_outer_round_trip(make_emulator: Callable[..., Emu
         batch.add(gmail.users().messages().get(userId="me", id=message.id, format="minimal"))
     batch.execute(http=gmail._http)
     outer = slow.requests()[-1]
-    assert outer["batch_parts"] == 5 and 100 <= outer["duration_ms"] < 250  # one latency for five parts
+    # One latency for five parts: a latency per part would take 500 ms at the least.
+    assert outer["batch_parts"] == 5 and 100 <= outer["duration_ms"] < 500
 
 
 def test_request_log_entries(emulator: Emulator, gmail: Any) -> None:

@@ -30,6 +30,8 @@ from server.tests.support.attachments import (
     zip_parts,
 )
 
+pytestmark = pytest.mark.slow  # multi-megabyte and bomb attachments: the slow tier (`pytest -m slow`)
+
 MB = 1024 * 1024
 LAUGHS = (
     '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'

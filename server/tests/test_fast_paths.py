@@ -1,7 +1,7 @@
 """Every shortcut a search takes for speed gives exactly what the general path gives.
 
-A search's CPU is spent on ten results' headers (addresses, dates, domains named in a snippet) and on the two
-HTTP answers; each of those got a fast path for the common case (bench/search_bench.py measures the effect).
+A search's CPU is spent on ten results' headers (addresses, dates, domains named in a snippet); each of those got
+a fast path for the common case (bench/search_bench.py measures the effect).
 Here each fast path is compared with the general code it stands in for, on the common case and on generated
 input built to sit near its edges.
 """
@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import email.parser
-import http.client
-import io
 import re
 from email.utils import parsedate_tz
 
 import pytest
-from googleapiclient.http import BatchHttpRequest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -35,126 +31,7 @@ from server.content.security import domains
 from server.content.security.authentication import parse_authentication_results
 from server.content.text.charsets import lenient_b64
 from server.content.text.snippets import clean_snippet
-from server.gmail import lean_http
-from server.tests.support.emulator import gmail_service
 from server.toolsets import envelope
-
-# -- response headers ---------------------------------------------------------------------------------------------
-
-
-def _stdlib_parse(block: bytes) -> http.client.HTTPMessage:
-    """What http.client does without the patch: the whole-message parser over the header block."""
-    lines = http.client._read_headers(io.BytesIO(block))  # type: ignore[attr-defined]
-    return email.parser.Parser(_class=http.client.HTTPMessage).parsestr(b"".join(lines).decode("iso-8859-1"))
-
-
-_NAME = st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyz-ABCXYZ0123456789"), min_size=1, max_size=20)
-_VALUE = st.text(st.characters(min_codepoint=32, max_codepoint=255, blacklist_characters="\r\n"), max_size=60)
-
-
-@given(
-    headers=st.lists(st.tuples(_NAME, _VALUE), max_size=12),
-    content_type=st.sampled_from(
-        [
-            "multipart/mixed; boundary=batch_abc123",
-            'multipart/mixed; boundary="===============1234=="',
-            "multipart/mixed",  # no boundary at all
-            "application/json; charset=UTF-8",
-            "text/html",
-            None,
-        ]
-    ),
-    folded=st.booleans(),
-)
-@example(headers=[("Vary", "Origin"), ("Vary", "X-Origin")], content_type="multipart/mixed; boundary=b", folded=True)
-def test_headers_only_parsing_gives_the_stdlibs_headers(headers, content_type, folded):
-    lines = [f"{name}: {value}\r\n" for name, value in headers]
-    if content_type is not None:
-        lines.insert(len(lines) // 2, f"Content-Type: {content_type}\r\n")
-    if folded and lines:
-        lines[0] = lines[0].rstrip("\r\n") + "\r\n\tcontinued\r\n"
-    block = ("".join(lines) + "\r\n").encode("latin-1")
-    lean = lean_http.parse_headers(io.BytesIO(block))
-    stdlib = _stdlib_parse(block)
-    assert type(lean) is type(stdlib)
-    assert lean.items() == stdlib.items()
-    assert lean.get_content_type() == stdlib.get_content_type()
-    assert lean.get_boundary() == stdlib.get_boundary()
-
-
-def test_install_puts_both_replacements_in_place_once():
-    import httplib2
-
-    assert lean_http.install() is True
-    assert http.client.parse_headers is lean_http.parse_headers
-    assert httplib2.iri2uri is lean_http.iri2uri
-    assert lean_http.install() is True  # idempotent: the original iri2uri stays the one it falls back to
-    assert lean_http._original_iri2uri.__module__ == "httplib2.iri2uri"
-
-
-# -- request URIs --------------------------------------------------------------------------------------------------
-
-_URIISH = st.lists(
-    st.sampled_from(
-        [
-            "http://",
-            "https://",
-            "HOST",
-            "127.0.0.1",
-            ":8080",
-            "/",
-            "?",
-            "#",
-            "&",
-            "=",
-            "%20",
-            "a",
-            "-",
-            "..",
-            " ",
-            "@",
-            "[::1]",
-            "é",
-            "中",
-            "bücher.de",
-        ]
-    ),
-    max_size=15,
-).map("".join)
-
-
-@given(uri=_URIISH)
-@example(uri="http://127.0.0.1:40743/gmail/v1/users/me/messages?q=in%3Ainbox&maxResults=10&alt=json")
-@example(uri="https://gmail.googleapis.com/batch/gmail/v1")
-def test_iri2uri_without_the_character_loop_equals_httplib2s(uri):
-    from httplib2.iri2uri import iri2uri as original
-
-    lean_http.install()
-    try:
-        expected: object = original(uri)
-    except Exception as exc:  # the same input must fail the same way
-        expected = type(exc)
-    try:
-        got: object = lean_http.iri2uri(uri)
-    except Exception as exc:
-        got = type(exc)
-    assert got == expected
-
-
-def test_real_answers_are_read_through_the_lean_parser(emulator, tmp_path):
-    lean_http.install()
-    gmail = gmail_service(emulator, emulator.write_token(tmp_path / "token.json"))
-    page = gmail.users().messages().list(userId="me", maxResults=2).execute()
-    answers: dict[str, object] = {}
-    batch = BatchHttpRequest(
-        callback=lambda key, response, _error: answers.update({key: response}),
-        batch_uri=f"{emulator.url}/batch/gmail/v1",
-    )
-    for ref in page["messages"]:
-        batch.add(gmail.users().messages().get(userId="me", id=ref["id"], format="minimal"), request_id=ref["id"])
-    batch.execute()  # a multipart/mixed answer: its boundary is where the stdlib parser compiled a pattern
-    assert {key: answer["id"] for key, answer in answers.items()} == {ref["id"]: ref["id"] for ref in page["messages"]}
-
 
 # -- domains a text names ------------------------------------------------------------------------------------------
 

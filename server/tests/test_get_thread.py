@@ -68,8 +68,9 @@ async def test_a_thread_is_one_request_in_date_order_with_each_message_s_own_wor
     async with connect(demo_emulator, mode) as client:
         first, first_calls = await call(client, emulator, THREAD, {"thread_id": messages[0].thread_id})
         again, calls = await call(client, emulator, THREAD, {"thread_id": messages[0].thread_id})
-    # The account's address (for reply-all) is asked once per session; then a thread of 8 is one request.
-    assert [path for _, path, _ in first_calls] == [first_calls[0][1], PROFILE_PATH]
+    # The account's address (for reply-all) is asked once per session, and the label list (to show the person's
+    # labels by name, never as Label_ ids) once per cache period; then a thread of 8 is one request.
+    assert [path for _, path, _ in first_calls] == [first_calls[0][1], "/gmail/v1/users/me/labels", PROFILE_PATH]
     assert len(calls) == 1 and THREAD_PATH.match(calls[0][1]) and calls[0][2] is None
     data = again.structured_content
     assert data["message_count"] == demo.OFFSITE_THREAD_LENGTH == len(data["messages"])
@@ -77,6 +78,14 @@ async def test_a_thread_is_one_request_in_date_order_with_each_message_s_own_wor
     assert [m["position"] for m in data["messages"]] == list(range(1, 9))
     dates = [m["date"] for m in data["messages"]]
     assert "SENT" in data["messages"][2]["labels"]  # the account's own reply is part of the conversation
+    shown = {label for item in data["messages"] for label in item["labels"]}
+    assert not any(label.startswith("Label_") for label in shown), shown  # the person's labels by name
+    user_labels = (
+        shown
+        - {"INBOX", "UNREAD", "SENT", "IMPORTANT", "STARRED"}
+        - {label for label in shown if label.startswith("CATEGORY_")}
+    )
+    assert user_labels and all(f"label: {label}" in again.content[0].text for label in user_labels)
     for item in data["messages"]:
         body = item["body_text"]
         assert not re.search(r"^\s*>", body, re.M), body  # no quoted lines
@@ -164,6 +173,7 @@ async def test_a_cut_body_names_the_get_message_call_that_reads_on(demo_emulator
     assert whole.startswith(first["body_text"]) and "What would you like on the agenda?" in whole
 
 
+@pytest.mark.slow  # a 100-message thread: the slow tier
 async def test_a_100_message_thread_stays_under_the_bound_and_pages_with_message_range(long_emulator):
     emulator, _ = long_emulator
     thread_id = next(iter(emulator.store.threads))

@@ -7,15 +7,17 @@ import logging
 import pytest
 
 from server.errors import (
+    AccountRefusedError,
     AuthError,
     InvalidInputError,
     NotFoundError,
     PermissionDeniedError,
     QuotaExceededError,
     RateLimitedError,
+    ReauthRequiredError,
     TransientError,
 )
-from server.gmail.errors import parse_retry_after
+from server.gmail.errors import describe_refresh_failure, map_http_error, parse_retry_after
 from server.gmail.retry import RetryPolicy, run_with_retries
 from server.tests.support.fake_gmail import FakeGmail, gmail_error, json_response, list_page
 
@@ -28,6 +30,59 @@ def test_policy_is_the_design_documents():
     assert [policy.delay_for(rate_limited, n) for n in range(4)] == [1.0, 2.0, 4.0, None]
     assert [policy.delay_for(transient, n) for n in range(3)] == [1.0, 2.0, None]
     assert policy.delay_for(AuthError("x"), 0) is None and policy.delay_for(NotFoundError("x"), 0) is None
+
+
+def test_failed_precondition_is_retried_once_then_reported_as_the_accounts_refusal():
+    """googleapis/google-api-php-client #2558: 400 failedPrecondition on 1-2% of messages.list calls, gone on retry;
+    permanent where Gmail is off for the account (google-api-java-client #1648)."""
+    policy = RetryPolicy()
+    assert [policy.delay_for(AccountRefusedError("x"), n) for n in range(2)] == [1.0, None]
+    fake = FakeGmail([gmail_error(400, "failedPrecondition", "Precondition check failed."), list_page(["a"])])
+    assert fake.client.list_messages(query="x", max_results=1)["messages"][0]["id"] == "a"
+    assert fake.sleeps == [1.0]
+    refused = gmail_error(400, "failedPrecondition", "Precondition check failed.")
+    fake = FakeGmail([refused, refused])
+    with pytest.raises(AccountRefusedError) as caught:
+        fake.client.list_messages(query="x", max_results=1)
+    assert caught.value.code == "permission_denied" and caught.value.retry_count == 1
+    assert "query" not in (caught.value.message + caught.value.hint).lower()
+
+
+@pytest.mark.parametrize(
+    "endpoint, message, advice",
+    [
+        ("messages.list", "Invalid query", "search query syntax"),
+        ("drafts.list", "Invalid search query", "search query syntax"),
+        ("messages.list", "Invalid label: Label_9", "gmail_list_labels"),
+        ("messages.list", "Invalid pageToken", "next_page_token"),
+        ("messages.get", "Invalid query", "Check the arguments"),
+        ("messages.list", "Invalid maxResults", "Check the arguments"),
+    ],
+)
+def test_only_a_list_endpoints_400_about_the_query_gets_the_query_hint(endpoint, message, advice):
+    import httplib2
+    from googleapiclient.errors import HttpError
+
+    headers, body = gmail_error(400, "invalidArgument", message)
+    exc = HttpError(httplib2.Response(headers), body.encode())
+    error = map_http_error(exc, now=0.0, endpoint=endpoint)
+    assert isinstance(error, InvalidInputError) and advice in error.hint
+
+
+def test_reauthentication_never_names_gcloud():
+    """google-auth's reauth.refresh_grant raises this text for invalid_grant/invalid_rapt (reauth refresh off)."""
+    from google.auth.exceptions import RefreshError
+
+    for exc in (
+        RefreshError(
+            "Reauthentication is needed. Please run `gcloud auth application-default login` to reauthenticate."
+        ),
+        RefreshError("invalid_grant: reauth related error (invalid_rapt)", {"error_subtype": "invalid_rapt"}),
+    ):
+        error = describe_refresh_failure(exc)
+        assert isinstance(error, ReauthRequiredError) and error.code == "auth_error"
+        assert "gcloud" not in error.message + error.hint and "7 days" not in error.message
+        assert "auth_cli.py" in error.hint or "gmail-mcp-auth" in error.hint
 
 
 def test_retry_after_raises_the_wait_but_is_capped():
@@ -108,7 +163,8 @@ def test_500_then_success():
             PermissionDeniedError,
             "Enable the Gmail API",
         ),
-        (gmail_error(400, "invalidArgument", "Invalid query"), InvalidInputError, "query syntax"),
+        # Not a list endpoint: no query advice (Gmail never answers "Invalid query" for a search anyway)
+        (gmail_error(400, "invalidArgument", "Invalid value"), InvalidInputError, "Check the arguments"),
         (gmail_error(404, "notFound", "Requested entity was not found."), NotFoundError, "message_id"),
     ],
 )

@@ -204,6 +204,7 @@ def test_tidy_text() -> None:
 # -- hostile input: must complete (no timing asserts) and stay sane --------------------------------------------
 
 
+@pytest.mark.slow  # megabytes of repeated markup: the slow tier
 @pytest.mark.parametrize(
     "unit",
     [
@@ -229,6 +230,7 @@ def test_hostile_repetition_completes(unit: str) -> None:
     assert isinstance(result, str)
 
 
+@pytest.mark.slow  # deeply nested markup: the slow tier
 def test_deep_nesting_does_not_recurse() -> None:
     deep = "<div><span>" * 100_000 + "core" + "</span></div>" * 100_000
     assert html_to_text(deep) == "core"
@@ -236,6 +238,7 @@ def test_deep_nesting_does_not_recurse() -> None:
     assert html_to_text(tables) == "cell"
 
 
+@pytest.mark.slow  # multi-megabyte: the slow tier
 def test_five_megabyte_newsletter_completes() -> None:
     row = '<tr><td style="padding:4px">Item <b>name</b> &amp; <a href="https://example.com/p">more</a></td><td>9</td></tr>'
     text = html_to_text("<table>" + row * (5_000_000 // len(row)) + "</table>")

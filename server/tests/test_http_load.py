@@ -14,7 +14,7 @@ from server.demo import DEMO_MAILBOX
 from server.tests.support.emulator import emulator_env
 from server.tests.support.http_server import TEST_SERVER_ENV, http_server, mcp_client
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # HTTP servers under load: the slow tier (`pytest -m slow`)
 TOKEN = "load-test-token-0123456789abcdef"
 CLIENTS, CALLS_PER_CLIENT = 5, 10
 SEARCH, GET = "gmail_search_messages", "gmail_get_message"

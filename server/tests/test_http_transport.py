@@ -15,10 +15,10 @@ import pytest
 
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.accounts import WORK_OWNER, WORK_SUBJECTS, two_account_emulator
-from server.tests.support.emulator import OWNER, emulator_env
+from server.tests.support.emulator import OWNER, emulator_env, wait_until_in_flight
 from server.tests.support.http_server import TEST_SERVER_ENV, HttpServer, http_server, mcp_client, wait_for_exit
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # HTTP server subprocesses: the slow tier (`pytest -m slow`)
 MODES = ["legacy", "auto"]
 TOKEN_ALL = "all-accounts-token-0123456789abcdef"
 TOKEN_WORK = "work-only-token-0123456789abcdef"
@@ -214,7 +214,7 @@ async def test_sigterm_finishes_the_call_in_flight_then_exits_cleanly(setup, sta
                         results.append(await client.call_tool(SEARCH, {"query": "in:inbox", "max_results": 2}))
 
                     group.start_soon(slow_call)
-                    await anyio.sleep(0.7)  # the call is waiting on the slow Gmail answer
+                    await anyio.to_thread.run_sync(wait_until_in_flight, emulator, r"/messages$")  # waiting on Gmail
                     running.process.send_signal(signal.SIGTERM)
             finally:
                 emulator.reset()

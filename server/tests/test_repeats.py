@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from server.content.message import strip_quoted_reply
 from server.content.text.repeats import (
     MAX_LINES,
@@ -98,6 +100,7 @@ def test_a_lead_in_left_hanging_over_removed_quote_lines_goes_but_a_closing_colo
     assert drop_dangling_lead_in("Only:\n> quoted", "Only:") == "Only:"  # never leaves a message empty
 
 
+@pytest.mark.slow  # multi-megabyte: the slow tier
 def test_memory_stays_bounded_over_a_thread_of_huge_bodies():
     body = "\n".join(f"line {n} with a few distinct words number {n} here" for n in range(4_000))
     seen: set[int] = set()

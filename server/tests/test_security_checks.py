@@ -57,11 +57,6 @@ def test_verdicts(value: str, verdicts: str, failed: bool) -> None:
 @pytest.mark.parametrize(
     "forged",
     [
-        # another host's header on top
-        headers(
-            ("Authentication-Results", "spoof.example; spf=pass; dkim=pass; dmarc=pass"),
-            ("Authentication-Results", GMAIL),
-        ),
         # no header from Gmail at all (a sent message, an import): a sender's own claim is all there is
         headers(("Received", "from a by mail.other.example"), ("Authentication-Results", GMAIL)),
         headers(("Received", "from a (a [192.0.2.1])"), ("Authentication-Results", GMAIL)),
@@ -74,6 +69,22 @@ def test_untrusted_or_missing_results_are_unknown_never_pass(forged: object) -> 
     auth = trusted_authentication(forged)
     assert (auth.spf, auth.dkim, auth.dmarc, auth.verified_by) == ("unknown", "unknown", "unknown", None)
     assert auth.failed is False
+
+
+def test_gmail_verdict_counts_when_another_hosts_header_sits_above_it() -> None:
+    """Gmail's own header is the one whose authserv-id is mx.google.com, nearest the top: a gateway's or another
+    host's `Authentication-Results` above it must not make the verdicts unknown and hide Gmail's `fail`."""
+    fail = "mx.google.com; spf=fail smtp.mailfrom=paypal.com; dkim=none; dmarc=fail header.from=paypal.com"
+    for above in ("spoof.example; spf=pass; dkim=pass; dmarc=pass", "gateway.example.net (1.2); spf=pass"):
+        auth = trusted_authentication(
+            headers(
+                ("Authentication-Results", above),
+                ("Received", "by 2002:a05:6a10:a28a:b0:5d1:1 with SMTP id x; Tue"),
+                ("Authentication-Results", fail),
+                ("Authentication-Results", "mx.google.com; spf=pass; dkim=pass; dmarc=pass"),  # below: ignored
+            )
+        )
+        assert (auth.spf, auth.dmarc, auth.verified_by) == ("fail", "fail", "mx.google.com") and auth.failed
 
 
 def test_only_the_topmost_gmail_header_counts() -> None:

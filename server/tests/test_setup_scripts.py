@@ -24,6 +24,8 @@ import pytest
 
 from server.runtime.config import PROJECT_ROOT
 
+pytestmark = pytest.mark.slow  # setup script subprocesses: the slow tier (`pytest -m slow`)
+
 GIT = shutil.which("git")
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None or os.name == "nt", reason="setup_env.sh runs under bash on macOS/Linux")

@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from server.runtime.config import PROJECT_ROOT
+
+pytestmark = pytest.mark.slow  # a pytest subprocess: the slow tier (`pytest -m slow`)
 
 LIVE_SUITES = sorted(str(path) for path in (PROJECT_ROOT / "server" / "tests").glob("test_live_*.py"))
 

@@ -17,6 +17,8 @@ from server.runtime.config import PROJECT_ROOT
 
 SCRIPTS = Path(sys.executable).parent
 
+pytestmark = pytest.mark.slow
+
 
 def command(name: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     script = SCRIPTS / (name + (".exe" if os.name == "nt" else ""))

@@ -9,7 +9,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from server.runtime.config import PROJECT_ROOT
+
+pytestmark = pytest.mark.slow  # terminal client subprocesses: the slow tier (`pytest -m slow`)
 
 
 def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:

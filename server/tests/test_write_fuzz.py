@@ -26,6 +26,8 @@ from server.runtime.send_guard import SendGuard
 from server.tests.support.properties import examples
 from server.tests.support.writes import WriteStack, write_stack
 
+pytestmark = pytest.mark.slow  # fuzzing whole MCP conversations: the slow tier (`pytest -m slow`)
+
 TTL = 300.0
 SEQUENCE_EXAMPLES = examples(0.2)  # each example is a whole conversation of calls
 GARBAGE_EXAMPLES = examples(0.35)
@@ -109,11 +111,12 @@ ACTIONS = [
     "delete",
 ]
 STEPS = st.lists(st.tuples(st.sampled_from(ACTIONS), st.integers(0, 1), st.integers(0, 5)), min_size=2, max_size=16)
-REACHED: dict[str, int] = {"sent_by_code": 0, "sent_by_elicitation": 0, "refused": 0}
 ANSWERS = ["accept", "accept_unticked", "decline", "accept", "change_then_accept", "cancel"]
 
 
-async def run_sequence(stack: WriteStack, mode: str, steps: list[tuple[str, int, int]]) -> None:
+async def run_sequence(
+    stack: WriteStack, mode: str, steps: list[tuple[str, int, int]], reached: dict[str, int]
+) -> None:
     stack.ctx.safety.confirmations = ConfirmationBook(TTL, clock=stack.clock)
     stack.ctx.safety.send_guard = SendGuard(100_000, clock=stack.clock)
     rules = Rules(now=stack.clock)
@@ -203,26 +206,27 @@ async def run_sequence(stack: WriteStack, mode: str, steps: list[tuple[str, int,
             if sent:
                 assert result.structured_content["status"] == "sent"
                 versions.pop(draft, None)  # a sent draft is gone
-                REACHED["sent_by_elicitation" if action == "elicit" else "sent_by_code"] += 1
+                reached["sent_by_elicitation" if action == "elicit" else "sent_by_code"] += 1
             elif action in ("send_code", "send_other_code", "send_junk", "elicit", "confirm"):
-                REACHED["refused"] += 1
+                reached["refused"] += 1
             elif result is not None and result.structured_content:
                 assert result.structured_content.get("sent") is not True
 
 
-@given(steps=STEPS, mode=st.sampled_from(["legacy", "auto"]))
-@settings(BASE, max_examples=SEQUENCE_EXAMPLES)
-def test_no_sequence_sends_without_a_confirmation(stack: WriteStack, steps: list, mode: str):
-    sends_before = len(stack.sends())
-    anyio.run(run_sequence, stack, mode, steps)
-    assert all(entry["status"] == 200 for entry in stack.sends()[sends_before:])
+def test_no_sequence_sends_without_a_confirmation(stack: WriteStack):
+    """The property, then what it walked: it is only as good as the paths it reached, both ways of sending and
+    many refusals (counted over this test's own examples, so it holds whichever tests ran before)."""
+    reached = {"sent_by_code": 0, "sent_by_elicitation": 0, "refused": 0}
 
+    @given(steps=STEPS, mode=st.sampled_from(["legacy", "auto"]))
+    @settings(BASE, max_examples=SEQUENCE_EXAMPLES)
+    def no_sequence_sends_without_a_confirmation(steps: list, mode: str):
+        sends_before = len(stack.sends())
+        anyio.run(run_sequence, stack, mode, steps, reached)
+        assert all(entry["status"] == 200 for entry in stack.sends()[sends_before:])
 
-def test_the_sequences_reached_sends_of_both_kinds_and_refusals():
-    """The property above is only as good as the paths it walked: both ways of sending, and many refusals."""
-    if not any(REACHED.values()):
-        pytest.skip("the sequence property did not run in this session")
-    assert REACHED["sent_by_code"] >= 3 and REACHED["sent_by_elicitation"] >= 3 and REACHED["refused"] >= 30, REACHED
+    no_sequence_sends_without_a_confirmation()
+    assert reached["sent_by_code"] >= 3 and reached["sent_by_elicitation"] >= 3 and reached["refused"] >= 30, reached
 
 
 JSON = st.recursive(

@@ -7,6 +7,7 @@ nothing; Gmail-only labels refused.
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from mcp.client import Client
 
+from server.tests.support.emulator import gmail_service
 from server.tests.support.writes import WriteStack, write_stack
 
 pytestmark = pytest.mark.anyio
@@ -130,16 +132,110 @@ async def test_gmail_only_labels_and_contradictions_are_refused(tmp_path: Path):
         assert writes(stack) == []
 
 
-async def test_unknown_ids_are_named_and_nothing_changes(tmp_path: Path):
+async def test_ids_that_name_no_message_are_named_and_the_rest_are_changed(tmp_path: Path):
+    """Gmail's batchModify answers 204 and passes over ids that match nothing (Nango integration-templates
+    tests/batch-modify-messages.test.json; taylorwilsdon/google_workspace_mcp PR #1047: "Changed 3 messages" when
+    one id matched nothing). The tool checks the ids in one batched read and says exactly what changed."""
+    with write_stack(tmp_path) as stack:
+        report, invoice = ids_of(stack, "Quarterly report", "Invoice 42")
+        stale = "abcdef0123456789"
+        async with Client(stack.server(), mode="auto") as client:
+            await client.call_tool("gmail_list_labels", {})
+            before = len(stack.emulator.requests())
+            result = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report, stale, invoice], "star": True}
+            )
+            assert not result.is_error, result.content[0].text
+            data = result.structured_content
+            assert data["message_count"] == 2 and data["not_found"] == [stale]
+            text = result.content[0].text
+            assert text.startswith("Changed 2 messages") and stale in text and "thread id" in text
+            calls = stack.emulator.requests()[before:]  # /batch/gmail/v1 (a 3-part read), one batchModify
+            assert [entry["path"].rsplit("/", 1)[-1] for entry in calls] == ["v1", "batchModify"]
+            assert len(calls[0]["parts"]) == 3
+            assert {report, invoice} <= await search(client, "is:starred")
+            nothing = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [stale, "0123456789abcdef"], "star": True}
+            )
+            assert nothing.meta["gmail-mcp/error"]["category"] == "not_found"
+            assert stale in nothing.content[0].text and "nothing was changed" in nothing.content[0].text
+            one = await client.call_tool("gmail_modify_messages", {"message_ids": [stale], "star": True})
+            assert one.is_error and stale in one.content[0].text
+        assert [entry["path"].rsplit("/", 1)[-1] for entry in writes(stack)] == ["batchModify", "modify"]
+
+
+async def test_a_thread_id_given_as_a_message_id_is_named_not_counted(tmp_path: Path):
+    """Nango tests/send-draft.test.json: a sent draft keeps the draft's thread id, which then names no message
+    (the draft is gone). Given as a message id, Gmail's batchModify passes over it; the tool names it."""
+    with write_stack(tmp_path) as stack:
+        [report] = ids_of(stack, "Quarterly report")
+        service = gmail_service(stack.emulator, stack.emulator.write_token(tmp_path / "other.json"))
+        raw = base64.urlsafe_b64encode(b"To: bob@example.com\r\nSubject: Lunch\r\n\r\nNoon?\r\n").decode()
+        draft = service.users().drafts().create(userId="me", body={"message": {"raw": raw}}).execute()
+        sent = service.users().drafts().send(userId="me", body={"id": draft["id"]}).execute()
+        thread_id = sent["threadId"]
+        assert thread_id != sent["id"] and thread_id not in stack.emulator.store.by_id
+        async with Client(stack.server(), mode="auto") as client:
+            result = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report, thread_id], "add_labels": ["Work"]}
+            )
+            data = result.structured_content
+            assert data["message_count"] == 1 and data["not_found"] == [thread_id]
+            assert result.content[0].text.startswith("Changed 1 message;") and "thread id" in result.content[0].text
+
+
+async def test_restore_puts_messages_back_where_they_were_when_trashed(tmp_path: Path):
+    """Gmail's trash takes INBOX off and untrash takes only TRASH off (Nango tests/trash-thread.test.json,
+    untrash-thread.test.json): a bare untrash lands in All Mail. The tool reads the history (the INBOX removal
+    recorded with the trash) and puts back in the Inbox only what was there: one history.list, bounded."""
+    with write_stack(tmp_path) as stack:
+        report, invoice = ids_of(stack, "Quarterly report", "Invoice 42")
+        async with Client(stack.server(), mode="auto") as client:
+            await client.call_tool("gmail_modify_messages", {"message_ids": [invoice], "archive": True})
+            trashed = await client.call_tool("gmail_modify_messages", {"message_ids": [report, invoice], "trash": True})
+            assert trashed.structured_content["trashed"] == 2
+            assert not {report, invoice} & await search(client, "in:inbox")
+            before = len(stack.emulator.requests())
+            restored = await client.call_tool(
+                "gmail_modify_messages", {"message_ids": [report, invoice], "trash": False}
+            )
+            data = restored.structured_content
+            assert data["restored"] == 2 and data["back_in_inbox"] == 1, restored.content[0].text
+            assert "1 message back in the Inbox, where it was when trashed" in restored.content[0].text
+            assert "not in the Inbox when trashed" in restored.content[0].text
+            paths = [entry["path"].rsplit("/", 1)[-1] for entry in stack.emulator.requests()[before:]]
+            assert paths == ["v1", "history", "batchModify", "batchModify"]
+            inbox = await search(client, "in:inbox")
+            assert report in inbox and invoice not in inbox
+            assert not {report, invoice} & await search(client, "in:trash")
+            single = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": True})
+            assert "INBOX" not in single.structured_content["label_ids"]
+            before = len(stack.emulator.requests())
+            back = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": False})
+            paths = [entry["path"].rsplit("/", 1)[-1] for entry in stack.emulator.requests()[before:]]
+            assert paths == ["v1", "history", "modify"]  # read, history, then out of Trash into the Inbox at once
+            assert (
+                "INBOX" in back.structured_content["label_ids"] and "TRASH" not in back.structured_content["label_ids"]
+            )
+            await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": True})
+            stack.emulator.expire_history()  # Gmail keeps about a week of history
+            unknown = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": False})
+            assert not unknown.is_error and "history read does not show" in unknown.content[0].text
+            assert "INBOX" not in unknown.structured_content["label_ids"]
+            writes_before = len(writes(stack))
+            idle = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "trash": False})
+            assert idle.structured_content["restored"] == 0 and "1 message not in Trash" in idle.content[0].text
+            assert len(writes(stack)) == writes_before  # nothing to untrash: no write at all
+
+
+async def test_labels_now_names_user_labels(tmp_path: Path):
+    """An assistant reads "Labels now": a user label by its name, never a bare Label_ id."""
     with write_stack(tmp_path) as stack:
         [report] = ids_of(stack, "Quarterly report")
         async with Client(stack.server(), mode="auto") as client:
-            result = await client.call_tool(
-                "gmail_modify_messages", {"message_ids": [report, "abcdef0123456789"], "star": True}
-            )
-            assert result.meta["gmail-mcp/error"]["category"] == "not_found"
-            assert "abcdef0123456789" in result.content[0].text and report not in result.content[0].text
-            assert report not in await search(client, "is:starred")
+            result = await client.call_tool("gmail_modify_messages", {"message_ids": [report], "add_labels": ["Work"]})
+            text = result.content[0].text
+            assert "Work" in result.structured_content["label_ids"] and "Label_" not in text, text
 
 
 async def test_label_changes_are_retried_like_reads(tmp_path: Path):
@@ -190,3 +286,45 @@ async def test_a_thousand_ids_go_in_one_batch_modify(tmp_path: Path):
             )
             assert too_many.is_error and "1000" in too_many.content[0].text
         assert len(writes(stack)) == 1
+
+
+def test_the_summary_cache_never_keeps_what_a_write_changes(tmp_path: Path):
+    """The restore reads each message's historyId (its last change): a cached one would be stale after any
+    change, so such reads go to Gmail every time; the summary profile stays cached."""
+    from server.gmail.cache import SUMMARY_FIELDS, SUMMARY_HEADERS, CachedGmail
+
+    with write_stack(tmp_path) as stack:
+        [report] = ids_of(stack, "Quarterly report")
+        cached = CachedGmail(stack.ctx.gmail)
+        first = cached.get_messages_metadata([report], headers=(), fields="id,historyId")[report]
+        stack.emulator.modify(report, add=["STARRED"])
+        again = cached.get_messages_metadata([report], headers=(), fields="id,historyId")[report]
+        assert int(again["historyId"]) > int(first["historyId"])
+        for _ in range(2):
+            cached.get_messages_metadata([report], headers=SUMMARY_HEADERS, fields=SUMMARY_FIELDS)
+        assert sum(entry["path"] == "/batch/gmail/v1" for entry in stack.emulator.requests()) == 3
+
+
+@pytest.mark.parametrize(
+    "changes, expected",
+    [
+        ([(["TRASH"], ["INBOX"])], True),  # one record, as the emulator writes it
+        ([(["TRASH"], []), ([], ["INBOX"])], True),  # should Gmail split the two, the next record
+        ([([], ["INBOX"]), (["TRASH"], [])], False),  # archived earlier, then trashed: not back to the Inbox
+        ([(["TRASH"], ["INBOX"]), ([], ["TRASH"])], None),  # restored since: the history read does not say
+        ([(["TRASH"], ["INBOX"]), ([], ["TRASH"]), (["TRASH"], [])], False),  # the last trash decides
+        ([([], ["UNREAD"])], None),  # no trash seen
+    ],
+)
+def test_where_a_message_was_when_trashed(changes: list[tuple[list[str], list[str]]], expected: bool | None):
+    from server.toolsets.restore import _was_in_inbox
+
+    def entry(labels: list[str]) -> list[dict]:
+        return [{"message": {"id": "m1", "threadId": "t1"}, "labelIds": labels}] if labels else []
+
+    other = {"id": "1", "labelsAdded": [{"message": {"id": "m2"}, "labelIds": ["TRASH"]}]}
+    records = [other] + [
+        {"id": str(n + 2), "labelsAdded": entry(added), "labelsRemoved": entry(removed)}
+        for n, (added, removed) in enumerate(changes)
+    ]
+    assert _was_in_inbox(records, "m1") is expected

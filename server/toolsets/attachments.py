@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, PrivateAttr
 
 from server.content.message import parse_message
+from server.content.sizes import human_size
 from server.content.text.charsets import lenient_b64
 from server.errors import InvalidInputError
 from server.tools import Block, ImageBlock, ToolContext, Toolset, ToolSpec
@@ -164,7 +165,7 @@ def _choices_hint(error: AttachmentChoiceError) -> str:
 def render_attachment(result: ReadAttachmentResult) -> str:
     """Our lines (part, size, notes, the sender's security warnings, how to read on) outside the fence; the
     file's name and text, written by whoever sent it, inside."""
-    head = f"Attachment part {result.part_id} ({result.mime_type}, {result.size:,} bytes"
+    head = f"Attachment part {result.part_id} ({result.mime_type}, {human_size(result.size)}"
     head += f", {result.pages} page{'s' if result.pages != 1 else ''}" if result.pages else ""
     head += f", {len(result.sheets)} sheet(s)" if result.sheets else ""
     lines = [head + f") of message {result.message_id}"]

@@ -20,11 +20,12 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from server.errors import NotFoundError
+from server.errors import InvalidInputError, NotFoundError
 from server.gmail import history
 from server.gmail.cache import SUMMARY_FIELDS, SUMMARY_HEADERS
 from server.tools import ToolContext, Toolset, ToolSpec
 from server.toolsets.common import UNTRUSTED_CONTENT, Count, ToolInput, ToolOutput, omitted_when_none
+from server.toolsets.messages.label_filter import LabelFilter
 from server.toolsets.messages.search import SearchResultItem, render_item, summarize_metadata
 
 MAX_HISTORY_PAGES = 5  # 2,500 history records; past that the answer says `more` and the model calls again
@@ -66,7 +67,10 @@ class ChangesSinceInput(ToolInput):
         description="checkpoint from an earlier answer of this tool; leave out to get the current one.",
     )
     label: str | None = Field(
-        None, max_length=60, description="Only changes touching this label id: INBOX, UNREAD, STARRED, Label_..."
+        None,
+        min_length=1,
+        max_length=225,
+        description="Only changes touching this label: INBOX, UNREAD, STARRED, or a user label's name or id.",
     )
     max_results: Count = Field(20, ge=1, le=50, description="Most messages listed (1-50).")
 
@@ -77,24 +81,11 @@ class ChangesSinceInput(ToolInput):
             decode_checkpoint(checkpoint)
         return checkpoint
 
-    @field_validator("label")
-    @classmethod
-    def _label_is_an_id(cls, label: str | None) -> str | None:
-        if label is None:
-            return None
-        if label.upper() in SYSTEM_LABELS:
-            return label.upper()
-        if _USER_LABEL_ID.match(label):
-            return label
-        raise ValueError(
-            f"{label!r} is not a label id: use a system label (INBOX, UNREAD, STARRED, ...) or a user label's id "
-            "(Label_..., as gmail_get_message lists in label_ids)"
-        )
-
 
 class ChangedMessage(SearchResultItem):
     change: Literal["added", "relabeled"]
     label_ids: list[str] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list, description="label_ids with user labels by name.")
     labels_added: list[str] | None = Field(None, exclude_if=omitted_when_none)
     labels_removed: list[str] | None = Field(None, exclude_if=omitted_when_none)
 
@@ -118,11 +109,13 @@ def changes_since(ctx: ToolContext, args: ChangesSinceInput) -> ChangesSinceResu
             checkpoint=encode_checkpoint(ctx.gmail.get_profile()["historyId"]), first_checkpoint=True
         )
     start = decode_checkpoint(args.checkpoint)
+    names = LabelFilter(ctx.cache)
+    label_id = _label_id(args.label, names) if args.label else None
     pages: list[dict[str, Any]] = []
     token: str | None = None
     try:
         while len(pages) < MAX_HISTORY_PAGES:
-            page = ctx.gmail.list_history(start_history_id=start, label_id=args.label, page_token=token)
+            page = ctx.gmail.list_history(start_history_id=start, label_id=label_id, page_token=token)
             pages.append(page)
             token = page.get("nextPageToken") or None
             if token is None:
@@ -140,10 +133,12 @@ def changes_since(ctx: ToolContext, args: ChangesSinceInput) -> ChangesSinceResu
     details = ctx.gmail.get_messages_metadata(top, headers=SUMMARY_HEADERS, fields=SUMMARY_FIELDS) if top else {}
     ctx.metrics.record_enrichment(attempted=len(top), failed=sum(not isinstance(d, dict) for d in details.values()))
     next_id = delta.history_id if delta.complete else (delta.last_record_id or start)
+    shown = [(change, "added") for change in shown_added] + [(change, "relabeled") for change in shown_relabeled]
+    every = [i for change, _ in shown for i in (*change.label_ids, *change.labels_added, *change.labels_removed)]
+    named = dict(zip(every, names.names(every), strict=True))  # one labels.list per cache period, if any
     return ChangesSinceResult(
         checkpoint=encode_checkpoint(next_id),
-        messages=[_item(change, details.get(change.id), "added") for change in shown_added]
-        + [_item(change, details.get(change.id), "relabeled") for change in shown_relabeled],
+        messages=[_item(change, details.get(change.id), kind, named) for change, kind in shown],  # type: ignore[arg-type]
         deleted=deleted[: args.max_results],
         added_count=len(added),
         relabeled_count=len(relabeled),
@@ -152,7 +147,21 @@ def changes_since(ctx: ToolContext, args: ChangesSinceInput) -> ChangesSinceResu
     )
 
 
-def _item(change: history.MessageChange, detail: Any, kind: Literal["added", "relabeled"]) -> ChangedMessage:
+def _label_id(label: str, names: LabelFilter) -> str:
+    """The id `label` names (a system id, a user label's id or name); the closest names when none does."""
+    if label.strip().upper() in SYSTEM_LABELS:
+        return label.strip().upper()
+    if _USER_LABEL_ID.match(label):
+        return label
+    found = names.find(label)
+    if found is None:
+        raise InvalidInputError(f"No label named {label!r} exists in this mailbox.", hint=names.unknown_hint(label))
+    return str(found["id"])
+
+
+def _item(
+    change: history.MessageChange, detail: Any, kind: Literal["added", "relabeled"], named: dict[str, str]
+) -> ChangedMessage:
     ref = {"id": change.id, "threadId": change.thread_id}
     summary = (
         summarize_metadata(ref, detail)
@@ -164,8 +173,9 @@ def _item(change: history.MessageChange, detail: Any, kind: Literal["added", "re
         **summary.model_dump(),
         change=kind,
         label_ids=list(change.label_ids),
-        labels_added=(list(change.labels_added) or None) if relabeled else None,
-        labels_removed=(list(change.labels_removed) or None) if relabeled else None,
+        labels=[named.get(label_id, label_id) for label_id in change.label_ids],
+        labels_added=([named.get(i, i) for i in change.labels_added] or None) if relabeled else None,
+        labels_removed=([named.get(i, i) for i in change.labels_removed] or None) if relabeled else None,
     )
 
 

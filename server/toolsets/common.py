@@ -7,9 +7,8 @@ leave out what is None, so a client never pays for nulls.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from datetime import datetime, timezone, tzinfo
-from typing import Annotated, get_args
+from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -59,27 +58,6 @@ class ToolInput(BaseModel):
 
 class ToolOutput(BaseModel):
     model_config = ConfigDict(populate_by_name=True, defer_build=True)  # see ToolInput
-
-
-def build_models(models: Iterable[type[BaseModel]]) -> None:
-    """Builds what `defer_build` left for first use in `models` and every model their fields hold (a result's
-    items, say: a tools/list builds their schemas but not the classes), so a first call does not pay for it. The
-    warm-up calls it for the offered tools (~2 ms for the read tools)."""
-    pending, seen = list(models), set()
-    while pending:
-        model = pending.pop()
-        if model in seen:
-            continue
-        seen.add(model)
-        if not model.__pydantic_complete__:
-            model.model_rebuild()
-        for field in model.model_fields.values():
-            types = [field.annotation]
-            while types:
-                kind = types.pop()
-                if isinstance(kind, type) and issubclass(kind, BaseModel):
-                    pending.append(kind)
-                types.extend(get_args(kind))
 
 
 def omitted_when_none(value: object) -> bool:

@@ -1,14 +1,18 @@
 """The opt-in `labels` toolset: `gmail_modify_messages` tidies the inbox (labels, archive, read, star, trash).
 
-Up to 1,000 messages per call in one `messages.batchModify` (one `messages.modify`/`trash`/`untrash` for a single
-message); repeated calls give the same mailbox, so the retry loop may repeat them. Labels are named by display
-name or id; a user label that does not exist is created only when asked (`create_missing_labels`). Trash is a
-move (Gmail empties it after 30 days; `trash: false` brings messages back); nothing is ever deleted for good.
+Up to 1,000 messages per call in one `messages.batchModify` (one `messages.modify`/`trash` for a single message);
+repeated calls give the same mailbox, so the retry loop may repeat them. Gmail's batchModify answers 204 also for
+ids that name no message (Nango tests/batch-modify-messages.test.json; taylorwilsdon/google_workspace_mcp PR
+#1047), so several ids are first checked in one batched read, and the answer counts and names exactly the ids
+changed and those that were not. Labels are named by display name or id; a user label that does not exist is
+created only when asked (`create_missing_labels`). Trash is a move (Gmail empties it after 30 days) that takes
+the message out of the Inbox; `trash: false` brings it back where it was then (see `restore.py`). Nothing is ever
+deleted for good.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
@@ -18,6 +22,7 @@ from server.gmail.label_match import find_label, unknown_label_hint
 from server.tools import Annotations, ToolContext, Toolset, ToolSpec
 from server.toolsets.common import MESSAGE_ID_PATTERN, ToolInput, ToolOutput
 from server.toolsets.drafts.common import audited
+from server.toolsets.restore import existing, inbox_before_trash
 
 MAX_IDS = 1000
 TOOL = "gmail_modify_messages"
@@ -56,7 +61,12 @@ class ModifyMessagesResult(ToolOutput):
     trashed: int = 0
     restored: int = 0
     created_labels: list[str] = Field(default_factory=list)
-    label_ids: list[str] | None = Field(None, description="The message's labels afterwards (single message only).")
+    label_ids: list[str] | None = Field(
+        None, description="The message's labels afterwards, user labels by name (single message only)."
+    )
+    not_found: list[str] = Field(default_factory=list, description="Ids that name no message: nothing changed.")
+    unverified: list[str] = Field(default_factory=list, description="Ids Gmail was asked to change, not checked.")
+    back_in_inbox: int = Field(0, description="Restored messages put back in the Inbox (where they were).")
     dry_run: bool = False
     notes: list[str] = Field(default_factory=list)
 
@@ -130,42 +140,150 @@ def modify_messages(ctx: ToolContext, args: ModifyMessagesInput) -> ModifyMessag
         add_names.append(name)
         result.created_labels.append(name)
         ctx.cache.labels(refresh=True)  # the new label is known at once to searches and later calls
-    try:
-        if add or remove:
-            with audited(ctx, TOOL, "modify", ids=message_ids, add=add, remove=remove):
-                if len(message_ids) == 1:
-                    result.label_ids = list(
-                        ctx.gmail.modify_message(message_ids[0], add=add, remove=remove).get("labelIds") or []
-                    )
-                else:
-                    ctx.gmail.batch_modify(message_ids, add=add, remove=remove)
-        if args.trash is not None:
-            action = "trash" if args.trash else "untrash"
-            with audited(ctx, TOOL, action, ids=message_ids):
-                if len(message_ids) == 1:
-                    single = ctx.gmail.trash_message if args.trash else ctx.gmail.untrash_message
-                    result.label_ids = list(single(message_ids[0]).get("labelIds") or [])
-                elif args.trash:
-                    ctx.gmail.batch_modify(message_ids, add=["TRASH"])
-                else:
-                    ctx.gmail.batch_modify(message_ids, remove=["TRASH"])
-            result.trashed = len(message_ids) if args.trash else 0
-            result.restored = 0 if args.trash else len(message_ids)
-    except NotFoundError:
-        raise _which_missing(ctx, message_ids) from None
+    if len(message_ids) == 1 and args.trash is not False:
+        try:
+            label_ids = _change_one(ctx, message_ids[0], add, remove, args.trash)
+        except NotFoundError:
+            raise _missing_error(message_ids) from None
+        result.label_ids = _label_names(ctx, label_ids)
+    else:
+        _change_many(ctx, message_ids, add, remove, args.trash, result)
+    result.trashed = result.message_count if args.trash else 0
     return result
 
 
-def _which_missing(ctx: ToolContext, message_ids: list[str]) -> NotFoundError:
-    """Gmail refuses a whole batch for one unknown id: name the ids that do not exist (nothing was changed)."""
-    found = ctx.gmail.get_messages_metadata(message_ids, headers=(), fields="id")
-    missing = [message_id for message_id, answer in found.items() if isinstance(answer, NotFoundError)]
-    shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+def _change_one(ctx: ToolContext, message_id: str, add: list[str], remove: list[str], trash: bool | None) -> list[Any]:
+    """One message: messages.modify and/or messages.trash (404 when the id names no message)."""
+    label_ids: list[Any] = []
+    if add or remove:
+        with audited(ctx, TOOL, "modify", ids=[message_id], add=add, remove=remove):
+            label_ids = list(ctx.gmail.modify_message(message_id, add=add, remove=remove).get("labelIds") or [])
+    if trash:
+        with audited(ctx, TOOL, "trash", ids=[message_id]):
+            label_ids = list(ctx.gmail.trash_message(message_id).get("labelIds") or [])
+    return label_ids
+
+
+def _change_many(
+    ctx: ToolContext,
+    message_ids: list[str],
+    add: list[str],
+    remove: list[str],
+    trash: bool | None,
+    result: ModifyMessagesResult,
+) -> None:
+    """Several messages, or a restore: one batched read says which ids name a message (Gmail's batchModify
+    passes over the others in silence), then batchModify on those; a restore also reads the history."""
+    found, missing, unchecked = existing(ctx, message_ids)
+    targets = [message_id for message_id in message_ids if message_id not in missing]
+    if not found and not unchecked:
+        raise _missing_error(missing)
+    result.message_count, result.not_found, result.unverified = len(found), missing, unchecked
+    if add or remove:
+        with audited(ctx, TOOL, "modify", ids=targets, add=add, remove=remove):
+            ctx.gmail.batch_modify(targets, add=add, remove=remove)
+    if trash:
+        with audited(ctx, TOOL, "trash", ids=targets):
+            ctx.gmail.batch_modify(targets, add=["TRASH"], remove=["INBOX"])  # as messages.trash does
+    elif trash is False:
+        _restore(ctx, targets, found, keep_out_of_inbox="INBOX" in remove, only=not (add or remove), result=result)
+
+
+def _restore(
+    ctx: ToolContext,
+    targets: list[str],
+    found: dict[str, dict[str, Any]],
+    *,
+    keep_out_of_inbox: bool,
+    only: bool,
+    result: ModifyMessagesResult,
+) -> None:
+    """Out of Trash and back where each message was when it was trashed (the Inbox or All Mail); a message
+    not in Trash is left as it is."""
+    idle = [message_id for message_id in targets if message_id in found and "TRASH" not in _labels(found[message_id])]
+    to_restore = [message_id for message_id in targets if message_id not in idle]
+    if idle:
+        result.notes.append(f"{_count(idle)} not in Trash: left as {_it(idle)}")
+        if len(targets) == 1:
+            result.label_ids = _label_names(ctx, _labels(found[targets[0]]))
+    if only:
+        result.message_count = len([message_id for message_id in to_restore if message_id in found])
+    result.restored = len(to_restore)
+    if not to_restore:
+        return
+    history_ids = {message_id: _history_id(found[message_id]) for message_id in to_restore if message_id in found}
+    before = {} if keep_out_of_inbox else inbox_before_trash(ctx, history_ids)
+    back = [message_id for message_id in to_restore if before.get(message_id) is True]
+    rest = [message_id for message_id in to_restore if message_id not in back]
+    with audited(ctx, TOOL, "untrash", ids=to_restore, back_to_inbox=back):
+        if len(to_restore) == 1:  # one request either way: untrash, or out of Trash and into the Inbox at once
+            if back:
+                answer = ctx.gmail.modify_message(to_restore[0], add=["INBOX"], remove=["TRASH"])
+            else:
+                answer = ctx.gmail.untrash_message(to_restore[0])
+            label_ids = list(answer.get("labelIds") or [])
+            if len(targets) == 1:
+                result.label_ids = _label_names(ctx, label_ids)
+        else:
+            if back:
+                ctx.gmail.batch_modify(back, add=["INBOX"], remove=["TRASH"])
+            if rest:
+                ctx.gmail.batch_modify(rest, remove=["TRASH"])
+    result.back_in_inbox = len(back)
+    if keep_out_of_inbox:
+        return
+    elsewhere = [message_id for message_id in rest if before.get(message_id) is False]
+    unknown = [message_id for message_id in rest if before.get(message_id) is None]
+    if back:
+        result.notes.append(f"{_count(back)} back in the Inbox, where {_it(back)} when trashed")
+    if elsewhere:
+        result.notes.append(f"{_count(elsewhere)} in All Mail only: {_it(elsewhere, 'not')} in the Inbox when trashed")
+    if unknown:
+        result.notes.append(
+            f"{_count(unknown)} in All Mail only, not in the Inbox: the Gmail history read does not show where "
+            f'{_it(unknown)} before Trash; add_labels=["INBOX"] puts {"it" if len(unknown) == 1 else "them"} '
+            "in the Inbox"
+        )
+
+
+def _labels(resource: dict[str, Any]) -> list[Any]:
+    labels = resource.get("labelIds")
+    return list(labels) if isinstance(labels, list) else []
+
+
+def _history_id(resource: dict[str, Any]) -> int:
+    value = str(resource.get("historyId") or "")
+    return int(value) if value.isdecimal() else 0
+
+
+def _count(ids: list[str]) -> str:
+    return "1 message" if len(ids) == 1 else f"{len(ids)} messages"
+
+
+def _it(ids: list[str], negation: str = "") -> str:
+    verb = "it was" if len(ids) == 1 else "they were"
+    return f"{verb} {negation}".rstrip()
+
+
+def _missing_error(missing: list[str]) -> NotFoundError:
     return NotFoundError(
-        f"No message with id {shown or '(one of the ids)'}; nothing was changed.",
-        hint="Take ids from gmail_search_messages and call again without the missing ones.",
+        f"No message with id {_shown(missing) or '(the id given)'}; nothing was changed.",
+        hint="Take message ids from gmail_search_messages (a thread id is not a message id) and call again.",
         status=404,
     )
+
+
+def _shown(ids: list[str]) -> str:
+    return ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+
+
+def _label_names(ctx: ToolContext, label_ids: list[Any]) -> list[str]:
+    """Label ids as a person reads them: user labels by name (system ids such as INBOX are their own name)."""
+    ids = [str(label_id) for label_id in label_ids]
+    if not any(label_id.startswith("Label_") for label_id in ids):
+        return ids
+    names = {str(label.get("id")): str(label.get("name") or label.get("id")) for label in ctx.cache.labels()}
+    return [names.get(label_id, label_id) for label_id in ids]
 
 
 def render_modified(result: ModifyMessagesResult) -> str:
@@ -180,6 +298,13 @@ def render_modified(result: ModifyMessagesResult) -> str:
     if result.restored:
         parts.append(f"restored {result.restored} from Trash")
     lines = ["; ".join(parts) + "."]
+    if result.not_found:
+        lines.append(
+            f"Not changed, no such message ({len(result.not_found)}): {_shown(result.not_found)}. A stale id, or a "
+            "thread id given as a message id: take message ids from gmail_search_messages."
+        )
+    if result.unverified:
+        lines.append(f"Sent to Gmail but not confirmed (the check failed): {_shown(result.unverified)}")
     if result.created_labels:
         lines.append("New labels: " + ", ".join(result.created_labels))
     if result.label_ids is not None:

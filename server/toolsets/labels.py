@@ -60,7 +60,9 @@ class LabelItem(ToolOutput):
     type: Literal["system", "user"]
     messages_total: int | None = Field(None, exclude_if=_none)
     messages_unread: int | None = Field(None, exclude_if=_none)
-    hidden: bool = Field(False, exclude_if=_false, description="Hidden from Gmail's label list.")
+    hidden: bool = Field(
+        False, exclude_if=_false, description="A user label hidden from Gmail's label list (Settings > Labels)."
+    )
 
 
 class ListLabelsResult(ToolOutput):
@@ -114,6 +116,13 @@ def _order(label: Label) -> tuple[int, int, str]:
     return 1, 0, str(label.get("name", "")).casefold()
 
 
+def _hidden(label: Label) -> bool:
+    """What a person calls hidden: a user label they hid from the label list. System labels are left out: Gmail
+    marks TRASH, SPAM, IMPORTANT, CHAT and the categories `labelHide` (Nango integration-templates
+    tests/list-labels.test.json, 2026) though Gmail shows them under "More" and as inbox tabs."""
+    return label.get("type") == "user" and label.get("labelListVisibility") == "labelHide"
+
+
 def _count(detail: dict[str, Any], key: str) -> int | None:
     value = detail.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
@@ -127,7 +136,7 @@ def _item(label: Label, detail: dict[str, Any] | GmailError | None) -> LabelItem
         type="system" if label.get("type") == "system" else "user",
         messages_total=_count(counted, "messagesTotal"),
         messages_unread=_count(counted, "messagesUnread"),
-        hidden=label.get("labelListVisibility") == "labelHide",
+        hidden=_hidden(label),
     )
 
 

@@ -16,6 +16,7 @@ from email.message import EmailMessage
 from email.policy import SMTP
 
 from server.content.compose.addresses import Recipient, format_recipient
+from server.content.sizes import human_size
 
 MAX_MESSAGE_BYTES = 25 * 1024 * 1024  # Gmail refuses to send larger messages
 _HEADER_UNSAFE = re.compile(r"[\r\n\x00]")
@@ -109,7 +110,7 @@ def build_message(spec: OutgoingMessage) -> bytes:
     data = message.as_bytes()
     if len(data) > MAX_MESSAGE_BYTES:
         raise MessageTooLargeError(
-            f"the message would be {len(data) / 1_048_576:.1f} MB; Gmail sends at most 25 MB (attachments count "
+            f"the message would be {human_size(len(data))}; Gmail sends at most 25 MB (attachments count "
             "about a third more once encoded)"
         )
     return data

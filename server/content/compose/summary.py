@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from server.content.compose.addresses import split_address_list
 from server.content.compose.quoting import split_quote
 from server.content.compose.reading import read_message
+from server.content.sizes import human_size
 
 FIRST_LINES = 8
 FIRST_LINES_CHARS = 600
@@ -36,14 +37,6 @@ class DraftSummary:
 
 def content_digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
-
-
-def _size(count: int) -> str:
-    if count < 1024:
-        return f"{count} B"
-    if count < 1_048_576:
-        return f"{count / 1024:.0f} KB"
-    return f"{count / 1_048_576:.1f} MB"
 
 
 def summarize_draft(raw: bytes) -> DraftSummary:
@@ -70,7 +63,7 @@ def summarize_draft(raw: bytes) -> DraftSummary:
         subject=headers.get("subject", ""),
         first_lines=first,
         attachments=tuple(
-            f"{item.filename} ({item.mime_type}, {_size(len(item.data))})" for item in content.attachments
+            f"{item.filename} ({item.mime_type}, {human_size(len(item.data))})" for item in content.attachments
         )
         + ((f"and {content.left_out} more attachments",) if content.left_out else ()),
         size_bytes=len(raw),

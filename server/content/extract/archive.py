@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from server.content.extract.model import Job, clip, human_size
+from server.content.extract.model import Job, clip
 from server.content.extract.zipcheck import open_zip
+from server.content.sizes import human_size
 
 
 def extract_zip(data: bytes, job: Job) -> None:

@@ -12,13 +12,14 @@ from collections.abc import Callable
 from server.content.extract.archive import extract_zip
 from server.content.extract.docx import extract_docx
 from server.content.extract.image import image_size
-from server.content.extract.model import DEFAULT_LIMITS, Extraction, ExtractLimits, Job, clip, human_size
+from server.content.extract.model import DEFAULT_LIMITS, Extraction, ExtractLimits, Job, clip
 from server.content.extract.pdf import extract_pdf
 from server.content.extract.pptx import extract_pptx
 from server.content.extract.sniff import IMAGE_TYPES, image_signature, sniff
 from server.content.extract.tabular import extract_csv
 from server.content.extract.textual import extract_eml, extract_html, extract_ics, extract_text
 from server.content.extract.xlsx import extract_xlsx
+from server.content.sizes import human_size
 from server.content.text.body_slice import slice_body
 
 Handler = Callable[[bytes, Job], None]

@@ -158,17 +158,6 @@ class Job:
         return text, False
 
 
-def human_size(size: int) -> str:
-    """'812 bytes', '12.3 KB', '4.5 MB', '4.0 GB'."""
-    if size < 1024:
-        return f"{size:,} bytes"
-    if size < MB:
-        return f"{size / 1024:.1f} KB"
-    if size < 1024 * MB:
-        return f"{size / MB:.1f} MB"
-    return f"{size / (1024 * MB):.1f} GB"
-
-
 def clip(text: str, limit: int) -> str:
     """`text` cut to `limit` characters, with an ellipsis when cut."""
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from urllib.parse import unquote
 from xml.parsers.expat import ExpatError
 
-from server.content.extract.model import Job, human_size
+from server.content.extract.model import Job
 from server.content.extract.xmlsafe import START, Event, xml_events
 from server.content.extract.zipcheck import CappedReader, open_zip
+from server.content.sizes import human_size
 
 
 class Package:

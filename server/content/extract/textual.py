@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-from server.content.extract.model import Job, clip, human_size
+from server.content.extract.model import Job, clip
 from server.content.message import parse_message
 from server.content.mime.raw import payload_from_bytes
+from server.content.sizes import human_size
 from server.content.text.calendar_text import summarize_calendar
 from server.content.text.charsets import decode_text
 from server.content.text.html_text import html_to_text

@@ -3,8 +3,9 @@
 When Gmail accepts a message it computes the verdicts and prepends `Authentication-Results: mx.google.com; ...`
 above everything the message arrived with. Any other `Authentication-Results` (from other hosts, or lower down
 the message, or claiming to be Gmail's below Gmail's own) was written by someone on the way and is not trusted.
-So only the topmost one counts, only when its authserv-id is `mx.google.com`, and, when the `Received` headers
-are known, only when no non-Google relay sits above it (mail fetched from another provider carries that
+So only the topmost one whose authserv-id is `mx.google.com` counts (another host's header above it, such as a
+gateway's or a forwarding provider's, is skipped, never a reason to hide Gmail's `fail`), and, when the `Received`
+headers are known, only when no non-Google relay sits above it (mail fetched from another provider carries that
 provider's headers, and whatever a sender put in, under Gmail's own `Received`). No trusted header means the
 verdicts are unknown, never a pass: mail this account sent, drafts, imported mail.
 """
@@ -55,7 +56,8 @@ def trusted_authentication(headers: object, *, domains: bool = True) -> Authenti
         domains: False when only the verdicts (and `failed`) are needed: see `parse_authentication_results`.
 
     Returns:
-        The verdicts, or all `unknown` when the topmost `Authentication-Results` is missing or not trustworthy.
+        The verdicts of the topmost `Authentication-Results` written by `mx.google.com`, or all `unknown` when
+        there is none or a non-Google relay sits above it.
     """
     relayed = False
     for item in headers if isinstance(headers, list) else ():
@@ -64,9 +66,15 @@ def trusted_authentication(headers: object, *, domains: bool = True) -> Authenti
         name = str(item.get("name", "")).strip().lower()
         if name == "received" and not _google_hop(item["value"]):
             relayed = True
-        elif name == "authentication-results":
+        elif name == "authentication-results" and _authserv_id(item["value"]) == TRUSTED_AUTHSERV_ID:
             return Authentication() if relayed else parse_authentication_results(item["value"], domains=domains)
     return Authentication()
+
+
+def _authserv_id(value: str) -> str:
+    """The authserv-id an `Authentication-Results` value starts with (lower case, comments dropped)."""
+    head = _without_comments(value[:400].lower()).partition(";")[0].split()
+    return head[0] if head else ""
 
 
 def parse_authentication_results(value: str, *, domains: bool = True) -> Authentication:

@@ -3,8 +3,9 @@
 Every function here is total: bad bytes, unknown charset names and malformed encoded words give readable text
 (with U+FFFD at worst), never an exception. No I/O.
 
-Decoding order (`decode_text`): strict UTF-8 (Gmail often re-encodes text parts to UTF-8 but keeps the original
-charset in the header; mislabelled legacy text it re-encoded through Windows-1252 is rebuilt, see mojibake.py),
+Decoding order (`decode_text`): strict UTF-8 (Gmail re-encodes text parts to UTF-8 from the declared charset but
+keeps the original charset in the header; UTF-8 it converted from a single-byte label, and mislabelled legacy text
+it re-encoded through Windows-1252, are rebuilt, see mojibake.py),
 then the declared charset through its superset alias, then a byte-level guess scored by how plausible the decoded
 text is, then replacement characters.
 """
@@ -17,7 +18,8 @@ import re
 from functools import lru_cache
 
 from server.content.text.charset_guess import guess_decode, plausibility
-from server.content.text.mojibake import undo_mojibake
+from server.content.text.iso2022jp import JIS_MARK, decode_iso2022jp
+from server.content.text.mojibake import repair_utf8_mojibake, single_byte, undo_mojibake
 
 
 def _labels(names: str, codec: str) -> dict[str, str]:
@@ -83,7 +85,7 @@ def resolve_charset(declared: str | None) -> str | None:
 def _strict(data: bytes, codec: str) -> str | None:
     try:
         if codec == "iso-2022-jp":
-            return _decode_iso2022jp(data)
+            return decode_iso2022jp(data)
         return data.decode(codec)
     except (UnicodeDecodeError, LookupError, ValueError):
         return None
@@ -123,7 +125,7 @@ def decode_text(data: bytes, declared: str | None = None, *, guess: bool = True)
             # NULs or a BOM are proof enough: a stray odd byte (a newline appended by a gateway, a cut message)
             # costs one U+FFFD, where the guess below would reread the whole text as a legacy 8-bit charset.
             return _replace(data, codec), codec + "!"
-    if _JIS_MARK.search(data):  # a JIS escape never occurs in real UTF-8 or legacy 8-bit text
+    if JIS_MARK.search(data):  # a JIS escape never occurs in real UTF-8 or legacy 8-bit text
         text = _strict(data, "iso-2022-jp")
         if text is not None:
             return text, "iso-2022-jp?"
@@ -132,6 +134,12 @@ def decode_text(data: bytes, declared: str | None = None, *, guess: bool = True)
     except UnicodeDecodeError:
         pass
     else:
+        # Gmail converts from the declared single-byte charset even when the bytes were UTF-8 (and reads
+        # unlabelled text as Windows-1252): undo that when the text re-encodes to valid UTF-8, however sparse.
+        if not text.isascii() and (codec is None or single_byte(codec)):
+            repaired = repair_utf8_mojibake(text, codec or "cp1252")
+            if repaired is not None:
+                return repaired, "utf-8?"
         # Gmail re-encoded legacy bytes labelled Latin-1/ASCII (or unlabelled) through Windows-1252: undo it.
         recovered = undo_mojibake(text) if guess and mojibake_candidate(text, declared) else None
         return (recovered[0], recovered[1] + "?") if recovered else (text, "utf-8")
@@ -211,49 +219,6 @@ def _second_opinion(data: bytes, text: str, codec: str) -> tuple[str, str]:
     return text, codec
 
 
-# -- ISO-2022-JP: decoded through CP932 so NEC/IBM extensions (①, ㈱) and half-width kana survive ----------
-
-_JIS_MARK = re.compile(rb"\x1b\$[@B]|\x1b\(I")
-_JIS_ESC = re.compile(rb"\x1b(\(B|\(J|\(I|\$@|\$B|\$\(D|\$A|\$\(C|\.A|\.F|N)")
-
-
-def _decode_iso2022jp(data: bytes) -> str:
-    """Decode ISO-2022-JP as Microsoft's CP50221 does (JIS X 0208 via CP932); raises UnicodeDecodeError."""
-    if b"\x1b$(D" in data or b"\x1b$A" in data or b"\x1b$(C" in data or b"\x1b." in data or b"\x1bN" in data:
-        return data.decode("iso2022_jp_2")  # JIS X 0212 / ISO-2022-JP-2 sets: the stdlib codec covers them
-    out = bytearray()
-    mode = b"(B"
-    pos = 0
-    for match in _JIS_ESC.finditer(data):
-        _jis_chunk(data[pos : match.start()], mode, out)
-        mode = match.group(1)
-        pos = match.end()
-    _jis_chunk(data[pos:], mode, out)
-    return out.decode("cp932")
-
-
-def _jis_chunk(chunk: bytes, mode: bytes, out: bytearray) -> None:
-    if b"\x1b" in chunk or any(b > 0x7F for b in chunk):
-        raise UnicodeDecodeError("iso-2022-jp", chunk, 0, len(chunk), "unexpected byte")
-    if mode in (b"(B", b"(J"):
-        out += chunk
-    elif mode == b"(I":
-        out += bytes(b + 0x80 if 0x21 <= b <= 0x5F else b for b in chunk)
-    else:  # two-byte JIS X 0208: convert each pair to its Shift_JIS/CP932 code
-        text = chunk.replace(b"\r", b"").replace(b"\n", b"")
-        if len(text) % 2:
-            raise UnicodeDecodeError("iso-2022-jp", chunk, 0, len(chunk), "odd double-byte run")
-        for i in range(0, len(text), 2):
-            j1, j2 = text[i], text[i + 1]
-            s1 = ((j1 - 0x21) >> 1) + 0x81
-            s1 += 0x40 if s1 > 0x9F else 0
-            s2 = j2 + (0x1F if j1 & 1 else 0x7E)
-            s2 += 1 if j1 & 1 and s2 >= 0x7F else 0
-            out += bytes((s1 & 0xFF, s2 & 0xFF))
-        if chunk.endswith((b"\n", b"\r")):
-            out += b"\n"
-
-
 # -- RFC 2047 encoded words --------------------------------------------------------------------------------
 
 _ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([BbQq])\?([^?]*)\?=")
@@ -306,6 +271,11 @@ def decode_header_value(value: object) -> str:
         return " ".join((value if value.isprintable() else _CONTROLS.sub("", value)).split())
     if not ascii_only and _SMUGGLED_BYTE.search(value):  # raw 8-bit bytes smuggled through surrogateescape
         value = decode_bytes(value.encode("utf-8", "surrogateescape"))
+    elif not ascii_only:
+        # Text, not bytes: Gmail serves header values decoded (RFC 2047 words as text, raw 8-bit bytes read as
+        # Latin-1). A "=?...?=" left in such a value is literal text, never decoded a second time; UTF-8 that
+        # was read as a single-byte charset is repaired.
+        return _repair_header(" ".join(_CONTROLS.sub("", value).split()))
     out: list[str] = []
     pending: list[tuple[str | None, bytes]] = []  # adjacent encoded words waiting to be joined
     pos = 0
@@ -324,6 +294,20 @@ def decode_header_value(value: object) -> str:
     _flush(pending, out)
     out.append(value[pos:])
     return " ".join(_CONTROLS.sub("", "".join(out)).split())
+
+
+# Charsets a header's UTF-8 may have been read as before Gmail served it: the Latin-1 family first (8-bit header
+# bytes, "iso-8859-1" words), then the common Cyrillic and Central European ones.
+_HEADER_MOJIBAKE_CODECS = ("cp1252", "cp1251", "koi8_r", "iso8859_2", "cp1250")
+
+
+def _repair_header(text: str) -> str:
+    for codec in _HEADER_MOJIBAKE_CODECS:
+        repaired = repair_utf8_mojibake(text, codec)
+        if repaired is not None:
+            return repaired
+    recovered = undo_mojibake(text)  # GBK, Shift_JIS, cp1251... 8-bit header bytes Gmail read as Latin-1
+    return recovered[0] if recovered else text
 
 
 def _flush(pending: list[tuple[str | None, bytes]], out: list[str]) -> None:

@@ -6,9 +6,20 @@ Windows-1252 and the UTF-8 it hands over spells mojibake ("³o¬O¤@­Ó´ú¸Õ
 such text maps back to exactly one byte, so the original bytes can be rebuilt and decoded again; the rebuilt
 text replaces the mojibake only when it reads far better (see charset_guess.plausibility), so genuine French or
 German text, whose accented letters sit inside Latin words, stays as it is.
+
+Gmail also converts text from its declared single-byte charset when the bytes were valid UTF-8 all along (a
+PHPMailer newsletter labelled iso-8859-1 arrives as "Stakeholdersâ€™"; koi8-r or iso-8859-2 labels give their
+own mojibake). `repair_utf8_mojibake` undoes that even when it is sparse, but only when it is unambiguous: the
+whole text re-encodes to the declared charset and those bytes are valid UTF-8 (genuine Latin-1, Cyrillic or
+Central European text almost never is, since its accented letters stand next to ASCII), and what comes out holds
+no control or IPA characters.
 """
 
 from __future__ import annotations
+
+import codecs
+import re
+from functools import lru_cache
 
 from server.content.text.charset_guess import guess_decode, plausibility
 
@@ -77,3 +88,84 @@ def _strict(data: bytes, codec: str) -> str | None:
         return data.decode(codec)
     except (UnicodeDecodeError, LookupError):
         return None
+
+
+# What a repair may produce: no C0/C1 controls, private-use or IPA letters (what "É”" or "Ê»" would become).
+_IMPLAUSIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u0250-\u02af\ue000-\uf8ff\ufffd]")
+
+
+@lru_cache(maxsize=64)
+def _byte_table(codec: str) -> dict[int, int] | None:
+    """Character -> byte for a single-byte codec (undefined bytes, and any C1 control, map from the character of
+    the same number, as WHATWG and Latin-1 decoders give them); None when `codec` is not single-byte."""
+    try:
+        if len(b"\xc3\xa9\xe4\xb8\xad".decode(codec, "replace")) != 5:
+            return None
+        table: dict[int, int] = {}
+        for byte in range(0x80, 0x100):
+            try:
+                char = bytes((byte,)).decode(codec)
+            except UnicodeDecodeError:
+                char = chr(byte)
+            if len(char) != 1:
+                return None
+            table.setdefault(ord(char), byte)
+        for byte in range(0x80, 0xA0):  # a C1 control is never text: the byte of the same number (Latin-1)
+            table.setdefault(byte, byte)
+        for code in range(0x80, 0x100):  # a Latin-1 character this codec has no byte for: made unencodable
+            table.setdefault(code, 0x100)
+        return table
+    except (LookupError, ValueError, TypeError):
+        return None
+
+
+_C1 = re.compile("[\x80-\x9f]")
+
+
+@lru_cache(maxsize=64)
+def _charmap(codec: str) -> object:
+    """A C encoding map for `codec` (undefined bytes from the character of the same number)."""
+    chars = []
+    for byte in range(256):
+        try:
+            chars.append(bytes((byte,)).decode(codec))
+        except UnicodeDecodeError:
+            chars.append(chr(byte))
+    return codecs.charmap_build("".join(chars))
+
+
+def single_byte(codec: str | None) -> bool:
+    """Whether `codec` (a Python codec name) maps every byte to one character (Latin-1, cp1251, koi8-r...)."""
+    return bool(codec) and not str(codec).replace("-", "_").startswith(("utf", "iso2022")) and bool(_byte_table(codec))
+
+
+def repair_utf8_mojibake(text: str, codec: str | None = "cp1252") -> str | None:
+    """The text UTF-8 bytes spelled before they were read as the single-byte `codec` and re-encoded.
+
+    Args:
+        text: Text as served (Gmail converted it from the declared charset to UTF-8).
+        codec: The declared charset's Python codec (resolve_charset's name; iso-8859-1 means cp1252).
+
+    Returns:
+        The repaired text, or None when the text is ASCII, `codec` is not single-byte, or the repair is not
+        unambiguous (some character has no byte in `codec`, the bytes are not valid UTF-8, or the result holds
+        characters no real text would).
+    """
+    if not isinstance(text, str) or text.isascii() or not codec:
+        return None
+    table = _byte_table(codec) if single_byte(codec) else None
+    if table is None:
+        return None
+    try:
+        if _C1.search(text):
+            # Characters become their bytes' code points; one the charset cannot hold stays above U+00FF (or is
+            # made U+0100) and fails the encoding: then this is no single-byte reading of UTF-8.
+            data = text.translate(table).encode("latin-1")
+        else:  # the usual case, in C: C1 controls are the only extra mappings the charmap lacks
+            data = codecs.charmap_encode(text, "strict", _charmap(codec))[0]
+        repaired = data.decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return None
+    if repaired == text or _IMPLAUSIBLE.search(repaired):
+        return None
+    return repaired

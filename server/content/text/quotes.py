@@ -21,10 +21,13 @@ from __future__ import annotations
 import functools
 import re
 
-_MAX_LINE = 600  # longer lines are never attributions or headers (and keep regex cost bounded)
-_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_SPACE = "[\\s\u00a0\u202f]"
-_COLON = f"{_SPACE}*[:：]{_SPACE}*$"
+from server.content.text.quote_blocks import COLON as _COLON
+from server.content.text.quote_blocks import MAX_LINE as _MAX_LINE
+from server.content.text.quote_blocks import SPACE as _SPACE
+from server.content.text.quote_blocks import TIME as _TIME
+from server.content.text.quote_blocks import clean as _clean
+from server.content.text.quote_blocks import forward_marker as _forward_marker
+from server.content.text.quote_blocks import history_start as _history_start
 
 # Reply verbs of attributions, Latin and Cyrillic scripts (matched as whole words), then scripts without spaces.
 _VERBS = (
@@ -41,7 +44,6 @@ _VERB = re.compile(
 )
 _EMAIL = re.compile(r"[^\s<>()\[\]@:;,]+@[^\s<>()\[\]@:;,]+\.[^\s<>()\[\]@:;,]+")
 _ANGLE_ADDRESS = re.compile(rf"<{_SPACE}*[^\s<>()\[\]@]+@[^\s<>()\[\]@]+{_SPACE}*>")
-_TIME = re.compile(r"(?<!\d)\d{1,2}[:.h]\d{2}(?!\d)")
 _DATE = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)|\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d\s*[年月日년월일]")
 _LEAD = re.compile(
     r"^(?:on|le|am|el|il|em|op|den|dne|dňa|dana|dnia|w\s+dniu|på|στις|pada|vào|în|в|在|\d)(?![^\W\d_])", re.I
@@ -58,52 +60,6 @@ _ATTRIBUTION_WORDS = frozenset(["volgende", "ezt", "şunu", "sunu", "uživatel",
 
 _SENTENCE_BREAK = re.compile(r"[.!?:;]\s+([^\W\d_])")
 _PARENTHESIZED = re.compile(r"\([^()]*\)")
-
-_ORIGINAL = (
-    "original|reply message|origine|ursprüngliche|ursprungliche|oorspronkelijk|oprindelig|opprinnelig|ursprungligt|"
-    "alkuperäinen|исходное|оригинал|oryginal|původní|pôvodn|eredeti|orijinal|αρχικό|原始|元のメッセージ|원본|izvorn"
-)
-_FORWARDED = (
-    "forward|weitergeleitet|transféré|transfere|réexpédié|reenviado|inoltrato|doorgestuurd|videresendt|"
-    "vidarebefordrat|edelleenlähetetty|välitetty|пересыла|przekazan|přeposlan|továbbított|iletilmiş|προωθ|"
-    "转发|轉寄|転送|전달|encaminhad|reencaminhad"
-)
-_DASHED = re.compile(r"^\s*-{2,}\s*(?P<title>[^-\n]{3,60}?)\s*-{2,}\s*$")
-_IS_ORIGINAL = re.compile(_ORIGINAL, re.I)
-_IS_FORWARD = re.compile(_FORWARDED, re.I)
-_FORWARD_INTRO = re.compile(
-    r"^\s*(?:begin forwarded message|anfang der weitergeleiteten (?:e-mail|nachricht)|"
-    r"d[ée]but du message (?:r[ée]exp[ée]di[ée]|transf[ée]r[ée])|inicio del mensaje reenviado|"
-    r"inizio messaggio inoltrato|in[íi]cio da mensagem (?:reencaminhada|encaminhada)|begin doorgestuurd bericht|"
-    r"vidarebefordrat meddelande|videresendt (?:meddelelse|melding|besked)|välitetty viesti|"
-    r"начало переадресованного сообщения|pocz[aą]tek przekazywanej wiadomo[śs]ci|"
-    r"začátek přeposlané zprávy|转发的邮件|転送されたメッセージ)" + _COLON,
-    re.I,
-)
-_RULE = re.compile(r"^\s*(?:_{5,}|-{5,}|={5,})\s*$")
-
-# Outlook/Hotmail header blocks: key names by kind (lower case, "_" for a space), matched whole before the colon.
-_HEADER_KEYS = {
-    "from": "from von de da van fra från от od lähettäjä feladó kimden від afzender remitente mittente expéditeur "
-    "absender nadawca odesílatel saatja gönderen pengirim dari frá από αποστολέας מאת من จาก 发件人 寄件者 寄件人 "
-    "差出人 de_la người_gửi từ 보낸_사람",
-    "date": "sent date datum dato data fecha envoyé envoyé_le enviado enviado_el enviada enviada_em enviado_em inviato "
-    "verzonden verstuurd gesendet sendt skickat отправлено дата wysłano wysłane lähetetty päivämäärä odesláno "
-    "elküldve dátum gönderildi tarih στάλθηκε ημερομηνία dikirim terkirim tanggal trimis poslano надіслано "
-    "изпратено saadetud išsiųsta nosūtīts נשלח تاريخ ส่ง 发送时间 發送時間 寄件日期 送信日時 日付 日期 时间 "
-    "đã_gửi ngày 보낸_날짜 تم_الإرسال",
-    "to": "to an à a para aan til till кому do vastaanottaja címzett kime komu kepada προς destinataire empfänger "
-    "destinatario adresat pentru către saaja אל إلى ถึง 收件人 收件者 宛先 đến tới 받는_사람",
-    "cc": "cc kopie kopie_an копия kopio másolat bilgi dw kopi kopia copie copia cópia kópia tembusan κοιν 抄送 副本 "
-    "참조",
-    "subject": "subject betreff objet asunto oggetto assunto onderwerp emne ämne тема temat aihe předmět tárgy konu "
-    "subiect predmet θέμα perihal subjek pealkiri tema sujet נושא الموضوع เรื่อง 主题 主旨 件名 제목 chủ_đề tiêu_đề",
-}
-_KEY_KIND = {key.replace("_", " "): kind for kind, keys in _HEADER_KEYS.items() for key in keys.split()}
-_HEADER = re.compile(
-    r"^\s*[*_]{0,2}\s*(?P<key>[^\W\d_][^:：*]{0,24}?)\s*[*_]{0,2}"
-    rf"{_SPACE}*[:：]{_SPACE}*[*_]{{0,2}}{_SPACE}*(?P<value>.*)$"
-)
 
 
 @functools.lru_cache(maxsize=16)  # a long body is read in slices (offset): each slice would re-scan it whole
@@ -163,10 +119,6 @@ def strip_quoted_reply(text: str) -> str:
     return kept if kept.strip() else text
 
 
-def _clean(line: str) -> str:
-    return _BIDI.sub("", line.rstrip("\r"))
-
-
 def _quoted(line: str) -> bool:
     return line.lstrip().startswith(">")
 
@@ -186,71 +138,6 @@ def _assemble(lines: list[str], dropped: list[bool]) -> str:
     while out and not out[-1].strip():
         out.pop()
     return "\n".join(out).rstrip()
-
-
-def _forward_marker(line: str) -> bool:
-    if _FORWARD_INTRO.match(line):
-        return True
-    dashed = _DASHED.match(line)
-    return bool(dashed and _IS_FORWARD.search(dashed.group("title")))
-
-
-# -- separators and header blocks -----------------------------------------------------------------------------
-
-
-def _history_start(lines: list[str], index: int) -> int | None:
-    """Where history starts if line `index` opens a separator or a header block, else None."""
-    line = _clean(lines[index])
-    dashed = _DASHED.match(line)
-    if dashed and _IS_ORIGINAL.search(dashed.group("title")) and not _IS_FORWARD.search(dashed.group("title")):
-        return index
-    if _header_kind(line)[0] in ("from", "date") and _header_block(lines, index):
-        before = index - 1
-        while before >= 0 and not lines[before].strip():
-            before -= 1
-        return before if before >= 0 and _RULE.match(_clean(lines[before])) else index
-    return None
-
-
-def _header_kind(line: str) -> tuple[str | None, str]:
-    match = _HEADER.match(line) if len(line) <= _MAX_LINE else None
-    if not match:
-        return None, ""
-    key = " ".join(match.group("key").lower().split())
-    return _KEY_KIND.get(key), match.group("value").strip(" *_")
-
-
-def _header_block(lines: list[str], index: int) -> bool:
-    """Whether a run of header lines starts at `index`: a sender, a date (with a digit) and a subject, each key
-    once, in consecutive lines (up to three wrapped-value lines between keys; a blank line ends the run).
-    Outlook, Hotmail and forwards always carry the three; an itinerary ("From: Berlin / To: Paris") does not."""
-    kinds: dict[str, str] = {}
-    at, gap = index, 0
-    while at < len(lines) and at < index + 24 and gap <= 3:
-        line = _clean(lines[at])
-        if not line.strip() or _RULE.match(line) or _DASHED.match(line):
-            break
-        kind, value = _header_kind(line)
-        if kind is None:
-            gap += 1
-        elif kind in kinds:
-            break
-        else:
-            kinds[kind] = value
-            gap = 0
-        at += 1
-    if not {"from", "date", "subject"} <= kinds.keys():
-        return False
-    return _mailbox(kinds["from"]) and any(ch.isdigit() for ch in kinds["date"])
-
-
-def _mailbox(value: str) -> bool:
-    """A sender as header blocks show it: an address, or a name of two or more words, the first and last
-    capitalized ("Carol Smith", "Smith, Carol", "Jan de Vries"); not "Berlin" or "your name"."""
-    if "@" in value:
-        return True
-    words = value.replace(",", " ").replace('"', " ").replace("'", " ").split()
-    return 2 <= len(words) <= 8 and not words[0][:1].islower() and not words[-1][:1].islower()
 
 
 # -- attributions ---------------------------------------------------------------------------------------------
@@ -314,7 +201,10 @@ def _judge(span: str, quoted_next: bool) -> bool | None:
     has_time = _TIME.search(span) is not None
     lead = _LEAD.match(span) is not None
     verb = _VERB.search(span)
-    if verb is not None and _verb_context(span[: verb.start()], verb.group("tail")):
+    # "On Apr 3, 2012, at 4:19 PM, bob wrote:" (Apple Mail, Sparrow): a leading date and time make the context,
+    # whatever the case of the bare name before the verb.
+    dated = lead and has_time and _DATE.search(span) is not None and verb is not None and _bare_name(span, verb)
+    if verb is not None and _verb_context(span[: verb.start()], verb.group("tail"), named=dated):
         if has_email or (has_time and lead):
             return True
         if quoted_next and ((lead and (has_time or _DATE.search(span))) or _looks_like_name(span[: verb.start()])):
@@ -323,21 +213,26 @@ def _judge(span: str, quoted_next: bool) -> bool | None:
     # Gmail's verbless forms (Japanese, Russian, Hebrew, the 2017-era "2017-11-24 16:32 GMT+01:00 Name <a>:") and
     # mutt's "* Carol <c@x> [2024-03-04 09:12]:": a date or time and an "<address>", directly above the quote.
     # A sentence of prose with an address in it is no attribution: no long lower-case words outside addresses.
-    if quoted_next and _ANGLE_ADDRESS.search(span) and span.endswith((":", "：")) and (has_time or _DATE.search(span)):
+    dated_address = _ANGLE_ADDRESS.search(span) and span.endswith((":", "："))
+    if dated_address and (has_time or _DATE.search(span)):
         words = re.findall(r"[^\W\d_]+", _ANGLE_ADDRESS.sub(" ", span))
         if not any(len(word) >= 6 and word.islower() for word in words):
-            return False
+            # A date and a time up front, then "Name <addr>:": Gmail's form, strong enough to cut unquoted history.
+            if has_time and _DATE.search(span) and _STARTS.match(span) and _ANGLE_ADDRESS.search(span[-200:]):
+                return True
+            if quoted_next:
+                return False
     if quoted_next and _QUOTING.match(span):
         return False
     return None
 
 
-def _verb_context(prefix: str, tail: str) -> bool:
+def _verb_context(prefix: str, tail: str, *, named: bool = False) -> bool:
     """Whether the words around a reply verb are an attribution's: the word before it is a name, an address or
     a date ("Carol wrote", "<c@x> napisał(a)", "09:12写道", "Uhr schrieb", "het volgende geschreven"), and what
     follows is nothing, a name, or a date with an address ("schrieb Hans <h@x>", "wrote on 03/04/2024 ..."). So
     "Ask Carol <c@x> what she wrote:" and "Here is what the customer wrote:" are the author's own lines."""
-    before = prefix.split()[-1:] if prefix.strip() else []
+    before = prefix.split()[-1:] if prefix.strip() and not named else []
     if before:
         word = before[0].strip("\"'«»,")
         if not word:
@@ -351,7 +246,27 @@ def _verb_context(prefix: str, tail: str) -> bool:
     after = tail.split()
     if not after or any(c in tail for c in "@0123456789"):
         return True
-    return len(after) <= 6 and not after[0][:1].islower()
+    return len(after) <= 6 and (named or not after[0][:1].islower())
+
+
+# Articles and pronouns (a few languages): "the server wrote", "der Server schrieb" are no writer's name.
+_NOT_NAME_WORDS = (
+    "the a an we i you he she they it this that our my your his her der die das ich wir le la les je nous el los il "
+    "het ik jag vi"
+)
+_NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
+
+
+def _bare_name(span: str, verb: re.Match[str]) -> bool:
+    """Whether one to three words, none a pronoun or article, name the writer next to the verb after the last
+    time: "..., at 4:19 PM, bob wrote:", "... um 16:19 schrieb bob:"; not "..., at 4:19 PM, the server wrote:"."""
+    times = list(_TIME.finditer(span, 0, verb.start()))
+    if not times:
+        return False
+    between = span[times[-1].end() : verb.start()].replace(",", " ").split()
+    between = [word for word in between if word.lower() not in ("am", "pm", "a.m.", "p.m.", "uhr", "h")]
+    words = between or verb.group("tail").replace(",", " ").split()
+    return 1 <= len(words) <= 3 and not any(word.lower() in _NOT_NAMES for word in words)
 
 
 def _looks_like_name(prefix: str) -> bool:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
+import time
 import urllib.request
 from email.message import EmailMessage
 from pathlib import Path
@@ -256,3 +258,16 @@ def control(emulator: Emulator, method: str, name: str, payload: dict[str, Any] 
     request.add_header("Content-Type", "application/json")
     with urllib.request.urlopen(request, timeout=5) as response:
         return json.loads(response.read())
+
+
+def wait_until_in_flight(emulator: Emulator, path_regex: str, timeout_s: float = 30.0) -> dict[str, Any]:
+    """Until a request whose path matches has reached the emulator and is not answered yet: its log entry. Orders
+    a test after "the call is waiting on Gmail" by the emulator's own log, not by sleeping and hoping."""
+    pattern = re.compile(path_regex)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for entry in emulator.requests():
+            if entry["duration_ms"] is None and pattern.search(entry["path"]):
+                return entry
+        time.sleep(0.005)
+    raise AssertionError(f"no request to {path_regex} in flight within {timeout_s} s")

@@ -186,10 +186,10 @@ class RawServer:
     def send_json(self, message: dict[str, Any]) -> None:
         self.send(json.dumps(message).encode() + b"\n")
 
-    def next_message(self, timeout: float = 10) -> dict[str, Any] | None:
+    def next_message(self, timeout: float = 60) -> dict[str, Any] | None:
         return self._inbox.get(timeout=timeout)
 
-    def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 10) -> dict[str, Any]:
+    def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> dict[str, Any]:
         """Sends a request and returns its answer (messages without that id are kept for `drain`)."""
         self._next_id += 1
         request_id = self._next_id
@@ -199,7 +199,7 @@ class RawServer:
         self.send_json(message)
         return self.wait_for(request_id, timeout)
 
-    def wait_for(self, request_id: Any, timeout: float = 10) -> dict[str, Any]:
+    def wait_for(self, request_id: Any, timeout: float = 60) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while True:
             message = self._inbox.get(timeout=max(0.01, deadline - time.monotonic()))
@@ -216,7 +216,7 @@ class RawServer:
         self.send_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return answer
 
-    def call_tool(self, name: str, arguments: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+    def call_tool(self, name: str, arguments: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
         answer = self.request("tools/call", {"name": name, "arguments": arguments}, timeout)
         assert "result" in answer, answer
         return answer["result"]

@@ -69,6 +69,7 @@ class WriteStack:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def server(self, enabled: frozenset[str] = WRITE_GROUPS) -> Any:
+        self.ctx.safety.write_tools = enabled  # what the server offers, as from_settings gives it in production
         return build_server(ScopedSource(self.ctx, self.granted), enabled=enabled)
 
     def sends(self) -> list[dict[str, Any]]:

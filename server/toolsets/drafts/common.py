@@ -24,7 +24,28 @@ FileName = Annotated[str, Field(min_length=1, max_length=500)]
 DRAFT_ID_FIELD = Field(
     pattern=DRAFT_ID_PATTERN, description="The draft id (from gmail_create_draft or gmail_list_drafts)."
 )
-NOT_SENT = "Nothing is sent: the draft waits in Gmail's Drafts until gmail_send_draft and the person's confirmation."
+NOT_SENT = "Nothing is sent: the draft waits in Gmail's Drafts."
+SEND_TOOL = "gmail_send_draft"
+
+
+def send_tool(ctx: ToolContext) -> str | None:
+    """The tool that sends a draft, when this server offers it (the `send` toolset enabled), else None: a write
+    tool's answer never points to a tool the assistant does not have."""
+    return SEND_TOOL if "send" in ctx.safety.write_tools else None
+
+
+def how_to_send(tool: str | None, draft_id: str | None) -> str:
+    """What the answer about a saved draft says about sending it."""
+    if tool is None:
+        return f"{NOT_SENT} This server does not send mail: the person can send it from Gmail."
+    return f"{NOT_SENT} To send it: {tool} with draft_id={draft_id} (it asks the person first)."
+
+
+def draft_id_hint(ctx: ToolContext) -> str:
+    """Where a draft id comes from, naming only the draft tools this server offers."""
+    if "drafts" in ctx.safety.write_tools:
+        return "Take the id from gmail_list_drafts (or the answer of gmail_create_draft)."
+    return "Take the id from the draft as the person sees it in Gmail's Drafts, or ask the person for it."
 
 
 class DraftHeaders(ToolOutput):
@@ -61,7 +82,7 @@ def fetch_draft(ctx: ToolContext, draft_id: str) -> tuple[dict[str, Any], bytes]
     except NotFoundError:
         raise NotFoundError(
             f"No draft with id {draft_id!r}: it was sent, deleted, or the id is wrong.",
-            hint="Take the id from gmail_list_drafts (or the answer of gmail_create_draft).",
+            hint=draft_id_hint(ctx),
             status=404,
         ) from None
     message = draft.get("message") if isinstance(draft.get("message"), dict) else {}

@@ -31,13 +31,14 @@ from server.tools import ToolContext
 from server.toolsets.common import MESSAGE_ID_PATTERN, ToolInput, ToolOutput
 from server.toolsets.drafts.common import (
     ADDRESS_FORM,
-    NOT_SENT,
     AddressList,
     FileName,
     audited,
+    how_to_send,
     own_addresses,
     raw_bytes,
     recipients,
+    send_tool,
 )
 
 MAX_BODY_CHARS = 200_000
@@ -89,6 +90,7 @@ class CreateDraftResult(ToolOutput):
     attachments: list[str] = Field(default_factory=list)
     dry_run: bool = False
     sent: bool = False  # always: this tool never sends
+    send_with: str | None = Field(None, description="The tool that sends this draft, when this server offers one.")
     notes: list[str] = Field(default_factory=list)
 
 
@@ -163,6 +165,7 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
         thread_id=thread_id,
         attachments=[item.filename for item in attachments],
         dry_run=ctx.safety.dry_run,
+        send_with=send_tool(ctx),
         notes=notes,
     )
     everyone = [person.email for person in (*to, *cc, *bcc)]
@@ -216,5 +219,5 @@ def render_created(result: CreateDraftResult) -> str:
         lines.append(f"In reply to {result.in_reply_to} (stays in the conversation)")
     lines.extend(f"Note: {note}" for note in result.notes)
     if result.draft_id:
-        lines.append(f"{NOT_SENT} To send it: gmail_send_draft with draft_id={result.draft_id}.")
+        lines.append(how_to_send(result.send_with, result.draft_id))
     return "\n".join(lines)

@@ -8,6 +8,7 @@ for the old content no longer sends it.
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from pydantic import Field
@@ -24,13 +25,14 @@ from server.tools import ToolContext
 from server.toolsets.common import MAX_ITEM_FIELD_CHARS, Count, ToolInput, ToolOutput, bounded
 from server.toolsets.drafts.common import (
     DRAFT_ID_FIELD,
-    NOT_SENT,
     AddressList,
     DraftHeaders,
     FileName,
     audited,
     fetch_draft,
+    how_to_send,
     recipients,
+    send_tool,
 )
 
 MAX_BODY_CHARS = 200_000
@@ -56,6 +58,7 @@ class DraftResult(DraftHeaders):
     attachments: list[str] = Field(default_factory=list)
     dry_run: bool = False
     sent: bool = False
+    send_with: str | None = Field(None, description="The tool that sends this draft, when this server offers one.")
     notes: list[str] = Field(default_factory=list)
 
 
@@ -122,6 +125,7 @@ def update_draft(ctx: ToolContext, args: UpdateDraftInput) -> DraftResult:
         subject=spec.subject,
         attachments=[item.filename for item in attachments],
         dry_run=ctx.safety.dry_run,
+        send_with=send_tool(ctx),
         notes=notes,
     )
     everyone = [person.email for person in (*spec.to, *spec.cc, *spec.bcc)]
@@ -146,7 +150,7 @@ def render_draft(result: DraftResult) -> str:
     if result.attachments:
         lines.append("Attachments: " + ", ".join(result.attachments))
     lines.extend(f"Note: {note}" for note in result.notes)
-    lines.append(NOT_SENT)
+    lines.append(how_to_send(result.send_with, result.draft_id))
     return "\n".join(lines)
 
 
@@ -208,7 +212,8 @@ def list_drafts(ctx: ToolContext, args: ListDraftsInput) -> ListDraftsResult:
 def _snippet(resource: object) -> str:
     if not isinstance(resource, dict):
         return ""
-    return clean_snippet(resource.get("snippet"), MAX_ITEM_FIELD_CHARS) or ""
+    # Gmail's snippets are HTML-escaped (`wasn&#39;t`, `&amp;`: Nango tests/untrash-thread.test.json)
+    return clean_snippet(html.unescape(str(resource.get("snippet") or "")), MAX_ITEM_FIELD_CHARS) or ""
 
 
 def render_drafts(result: ListDraftsResult) -> str:

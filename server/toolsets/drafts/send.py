@@ -23,10 +23,10 @@ from server.content.compose.summary import (
     content_digest,
     summarize_draft,
 )
-from server.errors import ConfirmationError, GmailError, InvalidInputError, UnknownOutcomeError
+from server.errors import ConfirmationError, GmailError, InvalidInputError, NotFoundError, UnknownOutcomeError
 from server.tools import ConfirmationRequest, Refusal, ToolContext
 from server.toolsets.common import ToolInput, ToolOutput
-from server.toolsets.drafts.common import DRAFT_ID_FIELD, audited, fetch_draft
+from server.toolsets.drafts.common import DRAFT_ID_FIELD, audited, draft_id_hint, fetch_draft
 
 TOOL = "gmail_send_draft"
 Status = Literal["sent", "confirmation_required", "declined", "cancelled", "dry_run"]
@@ -90,9 +90,9 @@ def _current(ctx: ToolContext, draft_id: str) -> _Confirmed:
     _draft, raw = fetch_draft(ctx, draft_id)
     summary = summarize_draft(raw)
     if not summary.recipient_count:
+        where = "with gmail_update_draft (to, cc or bcc)" if "drafts" in ctx.safety.write_tools else "in Gmail"
         raise InvalidInputError(
-            "The draft has no recipients, so it cannot be sent.",
-            hint="Add them with gmail_update_draft (to, cc or bcc), then ask again.",
+            "The draft has no recipients, so it cannot be sent.", hint=f"Add them {where}, then ask again."
         )
     return _Confirmed(draft_id, content_digest(raw), summary)
 
@@ -150,7 +150,17 @@ def _everyone(summary: DraftSummary) -> list[str]:
 def _send(ctx: ToolContext, state: _Confirmed) -> SendDraftResult:
     ctx.safety.send_guard.take()
     with audited(ctx, TOOL, "drafts.send", ids=[state.draft_id], recipients=_everyone(state.summary)) as audit:
-        sent = ctx.gmail.send_draft(state.draft_id)
+        try:
+            sent = ctx.gmail.send_draft(state.draft_id)
+        except UnknownOutcomeError as error:  # the generic hint names gmail_list_drafts, not offered with send alone
+            error.hint = (
+                "Gmail may or may not have sent it. Do not send it again blindly: look in Gmail's Sent folder (e.g. "
+                "gmail_search_messages query 'in:sent newer_than:1d'), then decide with the person."
+            )
+            raise
+        except NotFoundError as error:
+            error.hint = draft_id_hint(ctx)
+            raise
         message_id = str(sent.get("id") or "") or None
         audit["ids"] = [state.draft_id, *([message_id] if message_id else [])]
     return state.result(

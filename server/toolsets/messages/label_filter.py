@@ -1,10 +1,10 @@
-"""The search tool's `label_ids`: system ids, user label names, and user label ids, checked only when it pays.
+"""The search tool's `label_ids` as messages.list's `labelIds`: system ids, user label ids, and user label names.
 
-Gmail's `label:` operator takes names, so a user label id (`Label_12`) is turned into its name through the
-account's cached label list. Names are passed through unchecked: an unknown name simply matches nothing, so the
-list is consulted only when a search with label names comes back empty, to answer with the closest names
-instead of an empty result. The cached list is refreshed once when it does not know a name (the person may have
-just created the label).
+Gmail's `label:` operator cannot take every name (`label:Q&A-(2024)` is cut at its brackets and finds nothing),
+so labels filter through `labelIds`, which takes ids and needs no escaping. System ids and user label ids go
+as they are (Gmail answers an unknown id with 400 `Invalid label: X`, which becomes the closest names here); a
+name is looked up in the account's cached label list, refreshed once when it does not know the name (the person
+may have just created the label), and an unknown name gets the closest names before anything is searched.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from server.gmail.label_match import USER_LABEL_ID, Label, find_label, is_system
 
 
 class LabelFilter:
-    """Label lookups for one search call: at most one refresh of the cached list per call."""
+    """Label lookups for one tool call: at most one refresh of the cached list per call."""
 
     def __init__(self, cache: AccountCache) -> None:
         self._cache = cache
@@ -35,37 +35,59 @@ class LabelFilter:
             label = find_label(wanted, self._cache.labels(refresh=True))
         return label
 
-    def search_terms(self, wanted: Sequence[str]) -> list[str]:
-        """The names to put in `label:` terms: user label ids replaced by their names."""
-        names = []
+    def label_ids(self, wanted: Sequence[str]) -> list[str]:
+        """The ids for `labelIds`; raises InvalidInputError naming close matches for a name no label has."""
+        ids: list[str] = []
         for item in wanted:
-            if USER_LABEL_ID.match(item) and not is_system_label(item):
-                label = self.find(item)
-                if label is None or not isinstance(label.get("name"), str):
-                    raise InvalidInputError(
-                        f"No label with id {item!r} exists in this mailbox.", hint=unknown_label_hint(item, [])
-                    )
-                names.append(label["name"])
+            if is_system_label(item):
+                ids.append(item.strip().upper())
+            elif USER_LABEL_ID.match(item):
+                ids.append(item)
+            elif (label := self.find(item)) is not None:
+                ids.append(str(label["id"]))
             else:
-                names.append(item)
-        return names
+                raise InvalidInputError(
+                    f"No label named {item!r} exists in this mailbox.", hint=self.unknown_hint(item)
+                )
+        return list(dict.fromkeys(ids))
 
-    def check_names(self, wanted: Sequence[str]) -> None:
-        """After an empty search: raises InvalidInputError naming close matches for a label that does not exist.
-
-        A failure to read the label list is not the search's failure: the empty result then stands.
-        """
-        names = [item for item in wanted if not is_system_label(item) and not USER_LABEL_ID.match(item)]
-        if not names:
-            return
+    def unknown_hint(self, wanted: str) -> str:
+        """The closest label names to `wanted` (the kept list; a failure to read it leaves the names out)."""
         try:
-            unknown = [name for name in names if self.find(name) is None]
-            labels = self._cache.labels() if unknown else []
+            return unknown_label_hint(wanted, self._labels())
         except GmailError:
-            return
-        if unknown:
-            listed = ", ".join(repr(name) for name in unknown)
-            raise InvalidInputError(
-                f"No label named {listed} exists in this mailbox, so the search matched nothing.",
-                hint=unknown_label_hint(unknown[0], labels),
-            )
+            return unknown_label_hint(wanted, [])
+
+    def unknown_id(self, error: InvalidInputError, wanted: Sequence[str]) -> GmailError:
+        """Gmail's 400 `Invalid label: X` for a `labelIds` entry, as the closest names; other errors unchanged."""
+        unknown = next((item for item in wanted if f"Invalid label: {item}" in error.message), None)
+        if unknown is None:
+            return error
+        try:
+            labels = self._cache.labels(refresh=not self._refreshed)
+        except GmailError:
+            labels = []
+        return InvalidInputError(
+            f"No label with id {unknown!r} exists in this mailbox.", hint=unknown_label_hint(unknown, labels)
+        )
+
+    def names(self, label_ids: Sequence[str]) -> list[str]:
+        """User label ids as their names, the rest as they are; reads the cached list only when there is a user
+        label (one labels.list per cache period), and keeps the ids when the list cannot be read."""
+        if not any(USER_LABEL_ID.match(label_id) for label_id in label_ids):
+            return list(label_ids)
+        try:
+            found = [self.find(label_id) if USER_LABEL_ID.match(label_id) else None for label_id in label_ids]
+        except GmailError:
+            return list(label_ids)
+        return [
+            label["name"] if label is not None and isinstance(label.get("name"), str) else label_id
+            for label_id, label in zip(label_ids, found, strict=True)
+        ]
+
+    def for_lint(self) -> list[Label] | None:
+        """The label list to check a query's `label:` names against; None when it cannot be read."""
+        try:
+            return self._labels()
+        except GmailError:
+            return None

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from server.content.message import ParsedMessage, parse_message, slice_body, strip_quoted_reply
 from server.content.reply import message_id_header, references_header
+from server.content.sizes import human_size
 from server.content.text.snippets import clean_snippet
 from server.errors import InvalidInputError
 from server.tools import ToolContext, ToolSpec
@@ -29,6 +30,7 @@ from server.toolsets.common import (
     short_date,
 )
 from server.toolsets.envelope import SECURITY_HEADERS, Fence, Security, security_line, security_of
+from server.toolsets.messages.label_filter import LabelFilter
 
 DEFAULT_MAX_BODY_CHARS = 20_000
 DETAIL_HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date", "Message-ID", "References", *SECURITY_HEADERS)
@@ -69,6 +71,7 @@ class GetMessageResult(ToolOutput):
     id: str
     thread_id: str
     label_ids: list[str]
+    labels: list[str] = Field(default_factory=list, description="label_ids with user labels by name.")
     snippet: str
     headers: MessageHeaders
     date_iso: str | None = None
@@ -130,6 +133,7 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
         "id": parsed.id or args.message_id,
         "thread_id": parsed.thread_id,
         "label_ids": list(parsed.label_ids),
+        "labels": LabelFilter(ctx.cache).names(parsed.label_ids),
         "snippet": clean_snippet(parsed.snippet, MAX_ITEM_FIELD_CHARS) or "",
         "headers": MessageHeaders(
             from_=bounded(parsed.headers.get("from")),
@@ -188,7 +192,9 @@ def get_message(ctx: ToolContext, args: GetMessageInput) -> GetMessageResult:
 
 def render_message(result: GetMessageResult) -> str:
     """Our lines (ids, labels, security, how to read on) outside the fence; the message's own text inside it."""
-    ours = [f"Id: {result.id} | Thread: {result.thread_id} | Labels: {', '.join(result.label_ids) or '-'}"]
+    ours = [
+        f"Id: {result.id} | Thread: {result.thread_id} | Labels: {', '.join(result.labels or result.label_ids) or '-'}"
+    ]
     warning = security_line(result.security)
     if warning:
         ours.append(warning)
@@ -211,7 +217,7 @@ def render_message(result: GetMessageResult) -> str:
         lines.append(
             "Attachments: "
             + "; ".join(
-                f"{a.filename} (part {a.part_id}, {a.mime_type}, {a.size} bytes{', inline' if a.inline else ''})"
+                f"{a.filename} (part {a.part_id}, {a.mime_type}, {human_size(a.size)}{', inline' if a.inline else ''})"
                 for a in result.attachments
             )
         )

@@ -1,9 +1,11 @@
 """`gmail_search_messages`: validate, compose the query, paginate, dedupe, enrich the top K, shape the result.
 
 Two round trips for any search: `messages.list` (paged until enough unique ids, at most `MAX_PAGES`), then one
-batch of `messages.get(format=metadata)` for the first K results. A result whose enrichment fails keeps its id.
-Enriched results carry the warning codes their headers show at no extra request (`envelope.header_warnings`);
-the rendered list is fenced as message-derived text.
+batch of `messages.get(format=metadata)` for the first K results. `label_ids` filter through `labelIds` (a name
+costs one labels.list per cache period). Gmail never refuses a query: what it cannot parse it searches as words,
+so an empty result is linted (`gmail/query_lint.py`) and the hint says what Gmail did not understand. A result
+whose enrichment fails keeps its id. Enriched results carry the warning codes their headers show at no extra
+request (`envelope.header_warnings`); the rendered list is fenced as message-derived text.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -28,8 +31,10 @@ from server.content.message import Address, parse_addresses, to_iso_date
 from server.content.mime.part import first_headers
 from server.content.text.charsets import decode_header_value
 from server.content.text.snippets import clean_snippet
+from server.errors import InvalidInputError
 from server.gmail.cache import SUMMARY_FIELDS, SUMMARY_HEADERS
 from server.gmail.query import compose_query
+from server.gmail.query_lint import LintResult, lint_query, needs_labels
 from server.tools import LinkBlock, ToolContext, ToolSpec
 from server.toolsets.common import (
     MAX_ITEM_FIELD_CHARS,
@@ -55,11 +60,10 @@ ENRICH_HEADERS = SUMMARY_HEADERS
 ENRICH_FIELDS = SUMMARY_FIELDS
 EMPTY_RESULT_HINT = (
     "No messages matched. Try fewer or broader terms, drop a filter (newer_than_days, label_ids), check spelling "
-    "of addresses, or add in:anywhere to include archived, spam and trash."
+    "of addresses, or add in:anywhere to include spam and trash (archived mail is always searched)."
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-# Characters that would let a label name escape its `label:` term and add operators of its own.
-_LABEL_FORBIDDEN = re.compile(r"[\"(){}:\x00-\x1f\x7f]")
+_LABEL_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f]")  # labels go as labelIds: any name a label can have is fine
 
 LabelName = Annotated[str, Field(min_length=1, max_length=100)]
 
@@ -69,7 +73,8 @@ class SearchMessagesInput(ToolInput):
         max_length=2000,
         description=(
             "Gmail search box syntax: from:, to:, subject:, label:, is:unread, is:starred, has:attachment, "
-            'filename:, after:2024/01/31, before:, newer_than:2d, larger:5M, "exact phrase", OR, -word, ( ). '
+            "filename:, after:2024/01/31 (dates as YYYY/MM/DD), before:, newer_than:2d (d, m or y), larger:5M, "
+            '"exact phrase", OR, -word, ( ). '
             'May be "" when newer_than_days or label_ids is given.'
         ),
     )
@@ -95,11 +100,8 @@ class SearchMessagesInput(ToolInput):
     @classmethod
     def _labels_are_names(cls, labels: list[str] | None) -> list[str] | None:
         for name in labels or ():
-            if _LABEL_FORBIDDEN.search(name) or name.startswith("-"):
-                raise ValueError(
-                    f"label {name!r} contains a character that is not allowed in a label filter "
-                    '(", (, ), {, }, :, a leading -); put operators in query instead'
-                )
+            if _LABEL_FORBIDDEN.search(name):
+                raise ValueError(f"label {name!r} contains control characters")
         return labels
 
     @field_validator("query")
@@ -132,7 +134,11 @@ class SearchResultItem(ToolOutput):
 
 
 class SearchMessagesResult(ToolOutput):
-    query: str = Field(description="The Gmail query that was run (the filters folded in).")
+    query: str = Field(description="The Gmail query that was run (newer_than_days folded in).")
+    labels: list[str] | None = Field(None, exclude_if=omitted_when_none, description="label_ids, as given.")
+    corrected_query: str | None = Field(
+        None, exclude_if=omitted_when_none, description="Empty result: the query as Gmail would understand it."
+    )
     messages: list[SearchResultItem]
     result_count: int
     next_page_token: str | None = Field(description="Pass as page_token to continue; null on the last page.")
@@ -240,13 +246,18 @@ def _decoded(first: dict[str, str], name: str) -> str | None:
 
 def search_messages(ctx: ToolContext, args: SearchMessagesInput) -> SearchMessagesResult:
     labels = LabelFilter(ctx.cache)
-    label_names = labels.search_terms(args.label_ids) if args.label_ids else None
-    query = compose_query(args.query, newer_than_days=args.newer_than_days, label_ids=label_names)
-    collected = collect_message_refs(
-        lambda token, size: ctx.gmail.list_messages(query=query, max_results=size, page_token=token),
-        limit=args.max_results,
-        page_token=args.page_token,
-    )
+    label_ids = labels.label_ids(args.label_ids) if args.label_ids else []
+    query = compose_query(args.query, newer_than_days=args.newer_than_days)
+    try:
+        collected = collect_message_refs(
+            lambda token, size: ctx.gmail.list_messages(
+                query=query, max_results=size, page_token=token, label_ids=label_ids
+            ),
+            limit=args.max_results,
+            page_token=args.page_token,
+        )
+    except InvalidInputError as error:
+        raise labels.unknown_id(error, label_ids) from None
     ctx.metrics.record_pages(collected.pages)
 
     top = collected.refs[: ctx.enrich_top_k]
@@ -266,15 +277,18 @@ def search_messages(ctx: ToolContext, args: SearchMessagesInput) -> SearchMessag
         items.append(SearchResultItem(id=ref["id"], thread_id=ref["threadId"]))
     ctx.metrics.record_enrichment(attempted=len(top), failed=failures)
 
-    hint = None
+    hint, lint = None, LintResult((), None)
     if not items:
-        if args.label_ids and not args.page_token:
-            labels.check_names(args.label_ids)  # an unknown label name: the closest names, not an empty result
-        hint = EMPTY_RESULT_HINT
+        lint = _lint(args.query, labels) if not args.page_token else lint
+        hint = " ".join(problem.problem for problem in lint.problems) or EMPTY_RESULT_HINT
+        if lint.corrected is not None:
+            hint += f" Corrected: `{lint.corrected}`."
     elif failures:
         hint = f"{failures} result(s) could not be enriched; gmail_get_message with their id shows the details."
     return SearchMessagesResult(
         query=query,
+        labels=args.label_ids or None,
+        corrected_query=lint.corrected,
         messages=items,
         result_count=len(items),
         next_page_token=collected.next_page_token,
@@ -284,6 +298,12 @@ def search_messages(ctx: ToolContext, args: SearchMessagesInput) -> SearchMessag
         pages_fetched=collected.pages,
         hint=hint,
     )
+
+
+def _lint(query: str, labels: LabelFilter) -> LintResult:
+    """What Gmail did not understand in a query that found nothing; the label list only when a term needs it."""
+    today = datetime.now(timezone.utc).date()  # `after:yesterday` means the person's day; UTC is close enough
+    return lint_query(query, labels.for_lint() if needs_labels(query) else None, today)
 
 
 # -- rendering ---------------------------------------------------------------------------------------------------
@@ -305,10 +325,11 @@ def render_search(result: SearchMessagesResult) -> str:
 
     Thread ids, counts and Gmail's estimate stay in the structured content; the full ISO date is there too.
     """
+    searched = f"`{result.query}`" + (f" in label(s) {', '.join(result.labels)}" if result.labels else "")
     if not result.messages:
-        return f"No messages for `{result.query}`." + (f"\nHint: {result.hint}" if result.hint else "")
+        return f"No messages for {searched}." + (f"\nHint: {result.hint}" if result.hint else "")
     bare = [item for item in result.messages if item.subject is None and item.from_email is None]
-    head = f"{result.result_count} message(s) for `{result.query}`, newest first"
+    head = f"{result.result_count} message(s) for {searched}, newest first"
     head += " (id | date | from | subject):" if len(bare) < len(result.messages) else ":"
     lines: list[str] = []
     for number, item in enumerate(result.messages, 1):

@@ -20,6 +20,7 @@ from server.errors import GmailError, InvalidInputError
 from server.tools import ToolContext
 from server.toolsets.common import MAX_ITEM_FIELD_CHARS, bounded
 from server.toolsets.envelope import SECURITY_HEADERS, security_of
+from server.toolsets.messages.label_filter import LabelFilter
 from server.toolsets.threads.models import (
     GetThreadInput,
     GetThreadResult,
@@ -96,7 +97,8 @@ def get_thread(ctx: ToolContext, args: GetThreadInput) -> GetThreadResult:
             hint=f'Use a range within 1-{count}, e.g. message_range="1-{count}", or leave it out.',
         )
     texts = _own_texts(parsed, strip=args.strip_quoted) if args.format == "full" else None
-    items = [_item(position, message, parsed[0].subject) for position, message in enumerate(parsed, 1)]
+    labels = LabelFilter(ctx.cache)
+    items = [_item(position, message, parsed[0].subject, labels) for position, message in enumerate(parsed, 1)]
     window = range(first - 1, last)
     heads = [len(render_message_head(items[index])) + len(items[index].snippet or "") + 12 for index in window]
     lengths = [len(texts[index]) if texts else len(items[index].snippet or "") for index in window]
@@ -140,7 +142,7 @@ def _own_texts(parsed: list[ParsedMessage], *, strip: bool) -> list[str]:
     return own_words(bodies, strip_quoted_reply)
 
 
-def _item(position: int, message: ParsedMessage, thread_subject: str | None) -> ThreadMessage:
+def _item(position: int, message: ParsedMessage, thread_subject: str | None, labels: LabelFilter) -> ThreadMessage:
     headers = message.headers
     changed = message.subject and base_subject(message.subject) != base_subject(thread_subject)
     subject = message.subject if changed else None
@@ -152,7 +154,7 @@ def _item(position: int, message: ParsedMessage, thread_subject: str | None) -> 
         cc=bounded(headers.get("cc"), MAX_ITEM_FIELD_CHARS),
         date=message.date_iso,
         subject=bounded(subject, MAX_ITEM_FIELD_CHARS),
-        labels=list(message.label_ids),
+        labels=labels.names(message.label_ids),
         attachments=[
             ThreadAttachment(
                 filename=bounded(item.filename, MAX_ITEM_FIELD_CHARS) or "",

@@ -76,7 +76,7 @@ class ThreadMessage(ToolOutput):
     cc: str | None = Field(None, exclude_if=_none)
     date: str | None = Field(None, exclude_if=_none, description="ISO 8601 with the sender's offset.")
     subject: str | None = Field(None, exclude_if=_none, description="Only when it differs from the thread's.")
-    labels: list[str]
+    labels: list[str] = Field(description="Gmail's system label ids, and the person's labels by name.")
     attachments: list[ThreadAttachment] = Field(default_factory=list, exclude_if=_false)
     body_text: str | None = Field(None, exclude_if=_none, description="The message's own words.")
     body_chars: int | None = Field(None, exclude_if=_none, description="Length of its whole own text.")

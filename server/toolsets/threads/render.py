@@ -3,11 +3,14 @@ reply context. The structured content carries the same fields for clients that r
 
 from __future__ import annotations
 
+from server.content.sizes import human_size
 from server.toolsets.common import short_date
 from server.toolsets.envelope import Fence
 from server.toolsets.threads.models import GetThreadResult, ReplyContextItem, ThreadMessage
 
 _FLAGS = ("UNREAD", "STARRED", "IMPORTANT", "SENT", "DRAFT", "TRASH", "SPAM")
+# Gmail's reserved label ids (a user label cannot take these names)
+_SYSTEM = frozenset({*_FLAGS, "INBOX", "CHAT"})
 
 
 def render_message_head(item: ThreadMessage) -> str:
@@ -17,7 +20,10 @@ def render_message_head(item: ThreadMessage) -> str:
         parts.append(f"To: {item.to}")
     if item.cc:
         parts.append(f"Cc: {item.cc}")
+    # Gmail's own marks in lower case, then the person's labels by name (system ids such as INBOX or
+    # CATEGORY_UPDATES stay out: they say nothing the thread's position does not)
     flags = [label.lower() for label in item.labels if label in _FLAGS]
+    flags += [f"label: {label}" for label in item.labels if label not in _SYSTEM and not label.startswith("CATEGORY_")]
     if flags:
         parts.append(", ".join(flags))
     lines = [" | ".join(parts)]
@@ -25,19 +31,10 @@ def render_message_head(item: ThreadMessage) -> str:
         lines.append(f"Subject: {item.subject}")
     if item.attachments:
         lines.append(
-            "Attachments: " + "; ".join(f"{a.filename} (part {a.part_id}, {_size(a.size)})" for a in item.attachments)
+            "Attachments: "
+            + "; ".join(f"{a.filename} (part {a.part_id}, {human_size(a.size)})" for a in item.attachments)
         )
     return "\n".join(lines)
-
-
-def _size(size: int) -> str:
-    return (
-        f"{size:,} bytes"
-        if size < 1024
-        else f"{size / 1024:.0f} KB"
-        if size < 1024 * 1024
-        else f"{size / 1048576:.1f} MB"
-    )
 
 
 def render_message(item: ThreadMessage) -> str:

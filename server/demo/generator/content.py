@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from email.message import Message
 
-from . import DEMO_OWNER
+from server.demo import DEMO_OWNER
+
 from .builders import attachment, container, ics, leaf, pdf, png, rfc822, text, wav
 from .templates import PLACEHOLDER_TEXT, gmail_html, newsletter, postmortem_text, promo
 

@@ -1,4 +1,4 @@
-"""Generate the demo mailbox: `python -m server.demo.make_mailbox [--out PATH] [--stats]`.
+"""Generate the demo mailbox: `python -m server.demo.generator.make_mailbox [--out PATH] [--stats]`.
 
 Writes one Google Takeout-style mbox (every message carries `X-GM-THRID` and `X-Gmail-Labels`) from the table
 in `content.py`. The output is byte-identical on every run: dates count back from a fixed instant, ids and
@@ -21,7 +21,8 @@ from email.message import Message
 from email.utils import format_datetime
 from pathlib import Path
 
-from . import DEMO_MAILBOX, DEMO_OWNER, NEWEST_DATE
+from server.demo import DEMO_MAILBOX, DEMO_OWNER, NEWEST_DATE
+
 from .builders import (
     DAY_NAMES,
     MONTH_NAMES,
@@ -341,7 +342,9 @@ def stats(items: list[Built]) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m server.demo.make_mailbox", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m server.demo.generator.make_mailbox", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--out", type=Path, default=DEMO_MAILBOX, help=f"where to write (default: {DEMO_MAILBOX})")
     parser.add_argument("--stats", action="store_true", help="print message counts per label to stderr")
     args = parser.parse_args(argv)
