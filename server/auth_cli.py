@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from server.runtime.client_file import inspect_client_file
-from server.runtime.config import DEFAULT_ACCOUNT, GMAIL_READONLY_SCOPE, Settings, load_settings
+from server.runtime.config import DEFAULT_ACCOUNT, GMAIL_READONLY_SCOPE, Settings, ensure_home, load_settings
 
 DEFAULT_WAIT_S = 300  # how long the consent flow waits for the browser's answer
 CREDENTIALS_HELP = """\
@@ -71,7 +71,22 @@ def describe_consent_failure(exc: BaseException, *, wait_s: int = DEFAULT_WAIT_S
         )
     if "Mismatching" in type(exc).__name__ or "state" in text.lower():
         return f"Authorization failed: {text}\nThe browser answered an older login attempt: run this command again."
+    if _is_network_failure(exc):
+        return (
+            f"Authorization failed: Google could not be reached to finish the sign-in ({text}).\nCheck this "
+            "computer's internet connection (behind a proxy, set HTTPS_PROXY), then run this command again."
+        )
     return f"Authorization failed ({type(exc).__name__}): {text}"
+
+
+def _is_network_failure(exc: BaseException) -> bool:
+    """A connection that failed on the way to Google's token endpoint (requests wraps the OSError)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (OSError, TimeoutError)) or type(seen).__name__ in ("ConnectionError", "Timeout"):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def browser_available() -> bool:
@@ -138,14 +153,14 @@ def authorize(
     settings: Settings, *, open_browser: bool, port: int, wait_s: int = DEFAULT_WAIT_S, scopes: list[str] | None = None
 ) -> Path:
     """Runs the consent flow and writes the token file (recording the granted scopes); returns its path."""
-    from google_auth_oauthlib.flow import InstalledAppFlow
-
     from server.auth import write_token_file
+    from server.consent_flow import ConsentFlow
 
     requested = scopes or [GMAIL_READONLY_SCOPE]
     # A person may grant fewer scopes than asked (granular consent): record what was granted instead of failing.
     os.environ.setdefault("OAUTHLIB_RELAX_TOKEN_SCOPE", "1")
-    flow = InstalledAppFlow.from_client_secrets_file(str(settings.credentials_path), scopes=requested)
+    flow = ConsentFlow.from_client_secrets_file(str(settings.credentials_path), scopes=requested)
+    ConsentFlow.describe_failure = staticmethod(lambda exc: describe_consent_failure(exc, wait_s=wait_s))
     port = port or free_port()
     minutes = f"{wait_s // 60} minutes" if wait_s % 60 == 0 else f"{wait_s} seconds"
     if open_browser:
@@ -252,8 +267,11 @@ def _report_grant(path: Path, wanted: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from server.hints import installed_command
+
     parser = argparse.ArgumentParser(
-        prog=Path(sys.argv[0]).name if sys.argv[0] else "auth_cli.py", description=__doc__.splitlines()[0]
+        prog=installed_command() or (Path(sys.argv[0]).name if sys.argv[0] else "auth_cli.py"),
+        description="One-time authorization: Google's consent in a browser, then a token file the server uses.",
     )
     parser.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
     parser.add_argument("--port", type=int, default=0, help="local port for Google's redirect (default: any free)")
@@ -289,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         return _fail(f"--scopes: {exc}")
 
+    ensure_home()
     try:
         settings = load_settings()
     except ValueError as exc:  # a bad GMAIL_* variable or .env line: say which, not a traceback

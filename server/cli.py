@@ -19,11 +19,11 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
+from server.hints import program_name
 from server.runtime.config import PROJECT_ROOT
 
 RULE = "─" * 78
@@ -163,117 +163,24 @@ async def run_labels(args: argparse.Namespace) -> int:
     return await call_and_show(args, "gmail_list_labels", {"labels": args.label} if args.label else {})
 
 
-TOUR_SEARCHES: list[tuple[str, dict[str, Any]]] = [
-    ("The five newest messages in the inbox", {"query": "in:inbox", "max_results": 5}),
-    ("Starred messages", {"query": "", "label_ids": ["STARRED"], "max_results": 5}),
-    ("Anything from the last 7 days with an attachment", {"query": "has:attachment", "newer_than_days": 7}),
-    ("A search that finds nothing (see the hint)", {"query": "from:nobody@nowhere.invalid"}),
-]
-# The demo mailbox holds an invoice with instructions for the assistant hidden in its HTML: the tour reads it.
-TOUR_FLAGGED = ("A message the server flags (hidden instructions, replies routed elsewhere)", "Invoice INV-4471")
-
-
 async def run_tour(args: argparse.Namespace) -> int:
-    out = sys.stdout
-    started = time.perf_counter()
-    calls = 0
+    from server.cli_tour import run_tour as tour
+
     async with connect(args.demo, args.verbose) as client:
-        source = "the bundled demo mailbox (local Gmail emulator)" if args.demo else "your Gmail"
-        info = client.server_info
-        out.write(f"{RULE}\nGmail MCP server tour on {source}\n")
-        out.write(
-            f"Server {info.name if info else '?'} {info.version if info else ''}, "
-            f"MCP protocol {client.protocol_version}\n{RULE}\n"
+        return await tour(
+            client,
+            demo=args.demo,
+            as_json=args.json,
+            out=sys.stdout,
+            show=show,
+            with_account=lambda arguments: for_account(arguments, args),
         )
-        for tool in (await client.list_tools()).tools:
-            out.write(f"Tool {tool.name}: {(tool.description or '').split('. ')[0]}.\n")
-        first_id = None
-        for title, arguments in TOUR_SEARCHES:
-            out.write(f"\n{RULE}\n▶ {title}\n  gmail_search_messages {json.dumps(arguments, ensure_ascii=False)}\n\n")
-            result = await client.call_tool("gmail_search_messages", for_account(arguments, args))
-            calls += 1
-            if not show(result, args.json, out):
-                return 1
-            messages = (result.structured_content or {}).get("messages") or []
-            first_id = first_id or (messages[0]["id"] if messages else None)
-        steps: list[tuple[str, str, dict[str, Any]]] = []
-        if first_id:
-            steps.append(
-                (
-                    "Reading the newest inbox message",
-                    "gmail_get_message",
-                    {"message_id": first_id, "max_body_chars": 1200},
-                )
-            )
-        reading, lookups = await tour_reading_steps(client)
-        calls += lookups
-        for title, tool, arguments in steps + reading:
-            out.write(f"\n{RULE}\n▶ {title}\n  {tool} {json.dumps(arguments, ensure_ascii=False)}\n\n")
-            result = await client.call_tool(tool, for_account(arguments, args))
-            calls += 1
-            if not show(result, args.json, out):
-                return 1
-        if args.demo:
-            calls += await tour_flagged(client, args.json, out)
-    out.write(f"\n{RULE}\nDone: {calls} tool calls in {time.perf_counter() - started:.1f} s. ")
-    out.write("Connect your assistant next: see README 'Use it from Claude Desktop'.\n")
-    return 0
-
-
-async def tour_reading_steps(client: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], int]:
-    """A conversation and an attachment of it, found by a search (the demo's Lisbon offsite thread; on a real
-    mailbox, the newest thread with an attachment), then the labels; and the number of look-up calls made."""
-    steps: list[tuple[str, str, dict[str, Any]]] = []
-    lookups = 0
-    for query in ("subject:Lisbon offsite has:attachment", "has:attachment newer_than:30d"):
-        lookups += 1
-        found = await client.call_tool("gmail_search_messages", {"query": query, "max_results": 1})
-        messages = (found.structured_content or {}).get("messages") or []
-        if messages:
-            break
-    if messages:
-        message_id, thread_id = messages[-1]["id"], messages[-1]["thread_id"]
-        steps.append(
-            (
-                "A whole conversation, each message's own words",
-                "gmail_get_thread",
-                {"thread_id": thread_id, "max_body_chars_per_message": 600},
-            )
-        )
-        lookups += 1
-        listed = await client.call_tool("gmail_get_message", {"message_id": message_id})
-        attachments = (listed.structured_content or {}).get("attachments") or []
-        if attachments:
-            part = attachments[0]["part_id"]
-            steps.append(
-                (
-                    "An attachment, read as text",
-                    "gmail_read_attachment",
-                    {"message_id": message_id, "attachment": part, "max_chars": 1500},
-                )
-            )
-    steps.append(("Labels and their counts", "gmail_list_labels", {"labels": ["INBOX", "STARRED", "UNREAD"]}))
-    return steps, lookups
-
-
-async def tour_flagged(client: Any, as_json: bool, out: TextIO) -> int:
-    """Finds the demo's phishing invoice and reads it: the security line and the fence in action."""
-    title, subject = TOUR_FLAGGED
-    search = {"query": f'subject:"{subject}"', "max_results": 1}
-    out.write(f"\n{RULE}\n▶ {title}\n  gmail_search_messages {json.dumps(search)}\n\n")
-    found = await client.call_tool("gmail_search_messages", search)
-    show(found, as_json, out)
-    messages = (found.structured_content or {}).get("messages") or []
-    if not messages:
-        return 1
-    arguments = {"message_id": messages[0]["id"], "max_body_chars": 1200}
-    out.write(f"\n  gmail_get_message {json.dumps(arguments)}\n\n")
-    show(await client.call_tool("gmail_get_message", arguments), as_json, out)
-    return 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m server.cli", description="Talk to the Gmail MCP server.")
+    parser = argparse.ArgumentParser(
+        prog=program_name("gmail-mcp-cli", "server.cli"), description="Talk to the Gmail MCP server."
+    )
     # The shared flags work before or after the command (`--demo tour` and `tour --demo`): the sub-commands'
     # copies default to SUPPRESS so they never overwrite a flag given before the command.
     common = argparse.ArgumentParser(add_help=False)

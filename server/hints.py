@@ -33,6 +33,33 @@ def auth_command(*args: str) -> str:
     return " ".join(_quote(part) for part in [*parts, *args])
 
 
+def installed_command() -> str | None:
+    """The name of the installed console script this process was started as (`gmail-mcp`, `gmail-mcp-cli`), or
+    None when it runs from a checkout (`python -m server.main`)."""
+    launcher = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    if launcher.startswith("gmail-mcp"):
+        return launcher.removesuffix(".exe").removesuffix("-script.py")
+    return None
+
+
+def program_name(script: str, module: str) -> str:
+    """What `--help` and error lines call a command: the installed `script` when it was started that way, else
+    `python -m module` (the checkout's form)."""
+    return script if installed_command() == script else f"python -m {module}"
+
+
+def server_command(*args: str) -> str:
+    """The command that runs the server with `args`: the installed `gmail-mcp` beside the running console script,
+    or this checkout's interpreter with `-m server.main`."""
+    launcher = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    if launcher.startswith("gmail-mcp"):
+        script = Path(sys.argv[0]).with_name("gmail-mcp" + (".exe" if launcher.endswith(".exe") else ""))
+        parts = [str(script.resolve()) if script.exists() else "gmail-mcp"]
+    else:
+        parts = [sys.executable or "python", "-m", "server.main"]
+    return " ".join(_quote(part) for part in [*parts, *args])
+
+
 def quoted_auth_command(*args: str) -> str:
     """The command in backticks, for a sentence. PowerShell reads a line that starts with a quoted path as a
     string, not a command (`& "C:\\Users\\A B\\...python.exe" ...` runs it), and cmd refuses that `&`: a quoted

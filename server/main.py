@@ -17,6 +17,7 @@ import argparse
 import gc
 import logging
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from server import __version__
-from server.runtime.config import Settings, load_settings, parse_names
+from server.runtime.config import Settings, ensure_home, load_settings, parse_names
 from server.runtime.observability import Metrics, get_logger, setup_logging
 
 log = get_logger("main")
@@ -79,8 +80,7 @@ def serve(settings: Settings, start_up: AbstractContextManager[Any] | None = Non
         try:
             accounts = open_accounts(settings)
         except ValueError as exc:  # GMAIL_MCP_DEFAULT_ACCOUNT names an account without a token
-            log.error("invalid setting", extra={"detail": str(exc)})
-            return 2
+            return start_failed(f"invalid setting: {exc}")
         server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools)
 
         async def run() -> None:
@@ -122,10 +122,15 @@ def serve_http(settings: Settings, bind: str, start_up: AbstractContextManager[A
             options = load_http_settings(bind)
             accounts = open_accounts(settings, exporter.metrics_for)
             check_accounts(options, accounts.names)
+        except ValueError as exc:
+            return start_failed(f"cannot serve over HTTP: {exc}")
+        try:
             sock = http.bind_socket(options.host, options.port)
-        except (ValueError, OSError) as exc:
-            log.error("cannot serve over HTTP", extra={"detail": str(exc)})
-            return 2
+        except OSError as exc:
+            return start_failed(
+                f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}"
+                + ("; another program uses this port: pick another with --http PORT" if is_in_use(exc) else "")
+            )
         url = options.url(sock.getsockname()[1])
         server = build_server(accounts, toolsets=ALL_TOOLSETS, enabled=settings.write_tools, accounts_of=accounts_of)
 
@@ -191,13 +196,38 @@ def _stop_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, handler)
 
 
+def start_failed(message: str) -> int:
+    """A start-up failure, for the person who reads the terminal or the client's log: one plain line on stderr
+    (not a JSON log line), naming the setting, flag or port. Exit status 2."""
+    from server.hints import program_name
+
+    sys.stderr.write(f"{program_name('gmail-mcp', 'server.main')}: {message}\n")
+    sys.stderr.flush()
+    return 2
+
+
+def is_in_use(exc: OSError) -> bool:
+    import errno
+
+    return exc.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", -1), 10048)
+
+
 def main(argv: list[str] | None = None, *, freeze_start_up: bool = False) -> int:
-    parser = argparse.ArgumentParser(prog="python -m server.main", description="Gmail MCP server (stdio or HTTP).")
+    from server.hints import program_name
+
+    parser = argparse.ArgumentParser(
+        prog=program_name("gmail-mcp", "server.main"), description="Gmail MCP server (stdio or HTTP)."
+    )
     parser.add_argument("--demo", action="store_true", help="serve the bundled demo mailbox (no Google account)")
     parser.add_argument(
         "--http",
         metavar="[HOST:]PORT",
-        help="serve over streamable HTTP at /mcp instead of stdio (host defaults to 127.0.0.1; see README 'HTTP mode')",
+        help="serve over streamable HTTP at /mcp instead of stdio (host defaults to 127.0.0.1; see docs/http.md)",
+    )
+    parser.add_argument(
+        "--new-http-token",
+        action="store_true",
+        help="print a new random token for GMAIL_MCP_HTTP_TOKEN and exit",
     )
     parser.add_argument("--check", action="store_true", help="diagnose the set-up (a checklist on stdout) and exit")
     parser.add_argument("--verbose", action="store_true", help="with --check: also show the log lines (stderr)")
@@ -210,7 +240,13 @@ def main(argv: list[str] | None = None, *, freeze_start_up: bool = False) -> int
     )
     parser.add_argument("--version", action="version", version=f"gmail-mcp {__version__}")
     args = parser.parse_args(argv)
+    if args.new_http_token:
+        import secrets
 
+        sys.stdout.write(secrets.token_urlsafe(32) + "\n")
+        return 0
+
+    ensure_home()
     try:
         settings = load_settings()
         settings = settings.with_overrides(write_tools=settings.write_tools | parse_names(",".join(args.enable)))
@@ -220,11 +256,9 @@ def main(argv: list[str] | None = None, *, freeze_start_up: bool = False) -> int
 
             validate_enabled(settings.write_tools, ALL_TOOLSETS)
     except ValueError as exc:
-        setup_logging("INFO")
-        log.error("invalid setting", extra={"detail": str(exc)})
         if args.check:  # the checklist's reader looks at stdout
             sys.stdout.write(f"[fail] invalid setting: {exc}\n")
-        return 2
+        return start_failed(f"invalid setting: {exc}")
     # --check prints a checklist for a person: its log lines would only interleave with it, unless asked for.
     setup_logging(settings.log_level if args.verbose or not args.check else "QUIET")
     _stop_on_sigterm()
@@ -232,13 +266,17 @@ def main(argv: list[str] | None = None, *, freeze_start_up: bool = False) -> int
         if args.demo:
             from server.app.demo_mode import demo_settings
 
-            settings = stack.enter_context(demo_settings(settings))
+            # A forced exit (SIGTERM) skips the context's clean-up: exit_now removes the demo's folder itself.
+            settings = stack.enter_context(demo_settings(settings, SCRATCH_FOLDERS))
         if args.check:
             from server.app.doctor import run_checks
 
             return run_checks(settings)
         start_up = frozen_when_built() if freeze_start_up else None
         return serve_http(settings, args.http, start_up) if args.http else serve(settings, start_up)
+
+
+SCRATCH_FOLDERS: list[Path] = []  # temporary folders of this process (the demo's token), removed on any exit
 
 
 def exit_now(code: int) -> NoReturn:
@@ -249,6 +287,8 @@ def exit_now(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with suppress(Exception):
             stream.flush()
+    for folder in SCRATCH_FOLDERS:
+        shutil.rmtree(folder, ignore_errors=True)
     os._exit(code)
 
 

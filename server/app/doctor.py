@@ -25,7 +25,7 @@ def _credentials_state(settings: Settings) -> tuple[str, str]:
     if found.state == "missing":
         return "warn", (
             f"no OAuth client file at {settings.credentials_path} (needed only by auth_cli.py to create a token; "
-            "see README 'Google Cloud set-up')"
+            "see README 'Connect Gmail', or docs/accounts.md)"
         )
     # Only auth_cli.py reads the client file: a bad one is worth fixing, but a working token still serves.
     return ("warn" if found.state == "fail" else found.state), found.message + (

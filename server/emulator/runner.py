@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -193,6 +193,7 @@ def start_emulator(
     mailboxes: Mapping[str, str | Path] | None = None,
     page_token_key: bytes | None = None,
     history_limit: int = DEFAULT_RETAINED_RECORDS,
+    clock: Callable[[], float] | None = None,
 ) -> Emulator:
     """Loads the mailbox and serves it on 127.0.0.1 from a background thread; returns once it accepts.
 
@@ -201,16 +202,18 @@ def start_emulator(
     Page tokens are signed with a fresh random key unless `page_token_key` is given: demo mode derives one from the
     mailbox, so a page token printed by one run is still good in the next (real Gmail tokens are opaque too).
     `history_limit`: history records retained (in each mailbox); a start id older than them answers 404 in
-    history.list. `body_charset` / `header_values`: text bodies converted to UTF-8 ("utf8") or as sent
+    history.list. `clock` (epoch seconds) is the mailbox's "now" for `newer_than:` and for new mail; demo mode
+    keeps the mailbox's own dates and sets the clock to them instead of rebasing.
+    `body_charset` / `header_values`: text bodies converted to UTF-8 ("utf8") or as sent
     ("declared"); header values decoded as Gmail serves them ("decoded") or as written ("raw").
     """
 
     def mailbox_api(path: str | Path, owner: str | None) -> GmailApi:
         store = load_mailbox(path, rebase_dates=rebase_dates, email_address=owner)
         index = MessageIndex(store, key=page_token_key)
-        return GmailApi(
-            store, PayloadBuilder(body_charset, header_values=header_values), index, history_limit=history_limit
-        )
+        timing = {"clock": clock} if clock is not None else {}
+        builder = PayloadBuilder(body_charset, header_values=header_values)
+        return GmailApi(store, builder, index, history_limit=history_limit, **timing)
 
     app = EmulatorApp(mailbox_api(mailbox_path, email), TokenAuthority(ttl_s=token_ttl_s), latency_ms=latency_ms)
     for owner, path in (mailboxes or {}).items():

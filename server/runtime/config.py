@@ -9,6 +9,7 @@ installed package (`pipx`, `uvx`, `pip install`), the user's configuration folde
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -107,6 +108,16 @@ def home_dir(env: dict[str, str] | None = None) -> Path:
     if configured:
         return Path(configured).expanduser().resolve()
     return PROJECT_ROOT if is_checkout() else user_config_dir(env)
+
+
+def ensure_home(env: dict[str, str] | None = None) -> Path:
+    """Creates the home folder (owner only) when it is not the checkout: the folder the set-up steps tell a person
+    to put credentials.json in exists from the first run of any command. Failures are left to the file access."""
+    home = home_dir(env)
+    if home != PROJECT_ROOT and not home.exists():
+        with contextlib.suppress(OSError):
+            home.mkdir(mode=0o700, parents=True)
+    return home
 
 
 def _resolve(path_text: str, home: Path) -> Path:

@@ -27,7 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MIN_TOKEN_CHARS = 16
-NEW_TOKEN_COMMAND = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+
+
+def new_token_command() -> str:
+    """How to make a token with nothing but this installation (stock macOS and Debian have no `python`)."""
+    from server.hints import server_command
+
+    return server_command("--new-http-token")
+
+
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
@@ -100,7 +108,7 @@ def _credential(secret: str, label: str, accounts: frozenset[str] | None) -> Htt
     if len(secret) < MIN_TOKEN_CHARS:
         raise ValueError(
             f"the HTTP token ({label}) is shorter than {MIN_TOKEN_CHARS} characters; generate one with: "
-            f"{NEW_TOKEN_COMMAND}"
+            f"{new_token_command()}"
         )
     return HttpCredential(label, digest(secret), accounts)
 
@@ -143,19 +151,27 @@ def load_http_settings(bind: str, env: dict[str, str] | None = None) -> HttpSett
     env = dict(os.environ) if env is None else env
     host, port = parse_bind(bind)
     credentials: list[HttpCredential] = []
-    if env.get("GMAIL_MCP_HTTP_TOKEN", "").strip():
+    if "GMAIL_MCP_HTTP_TOKEN" in env:
+        # Set but empty is a recipe that failed (`$(command-not-found)`), never a wish to run without a token.
+        if not env["GMAIL_MCP_HTTP_TOKEN"].strip():
+            raise ValueError(f"GMAIL_MCP_HTTP_TOKEN is set but empty; generate a token with: {new_token_command()}")
         credentials.append(_credential(env["GMAIL_MCP_HTTP_TOKEN"].strip(), "GMAIL_MCP_HTTP_TOKEN", None))
     token_file = env.get("GMAIL_MCP_HTTP_TOKEN_FILE", "").strip()
     if token_file:
         path = Path(token_file).expanduser()
         try:
-            credentials += read_token_lines(path.read_text(encoding="utf-8"), path.name)
+            from_file = read_token_lines(path.read_text(encoding="utf-8"), path.name)
         except OSError as exc:
             raise ValueError(f"GMAIL_MCP_HTTP_TOKEN_FILE {path}: {exc.strerror}") from None
+        if not from_file:
+            raise ValueError(
+                f"GMAIL_MCP_HTTP_TOKEN_FILE {path} holds no token; generate one with: {new_token_command()}"
+            )
+        credentials += from_file
     if not credentials and not is_loopback(host):
         raise ValueError(
             f"refusing to serve on {host}, which other machines can reach, without a token: set "
-            f"GMAIL_MCP_HTTP_TOKEN (or GMAIL_MCP_HTTP_TOKEN_FILE); generate one with: {NEW_TOKEN_COMMAND}"
+            f"GMAIL_MCP_HTTP_TOKEN (or GMAIL_MCP_HTTP_TOKEN_FILE); generate one with: {new_token_command()}"
         )
     metrics = (env.get("GMAIL_MCP_HTTP_METRICS") or "auth").strip().lower()
     if metrics not in ("auth", "open", "off"):

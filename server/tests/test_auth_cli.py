@@ -222,3 +222,17 @@ def test_an_invalid_setting_is_named_not_a_traceback(monkeypatch, capsys):
     assert auth_cli.main(["--verify-only"]) == 2
     err = capsys.readouterr().err
     assert "Invalid setting: GMAIL_MCP_LOG_LEVEL must be one of" in err and "Traceback" not in err
+
+
+def test_the_home_folder_named_for_credentials_json_is_created(tmp_path):
+    home = tmp_path / "config" / "gmail-mcp"  # as ~/.config/gmail-mcp is for an installed package
+    result = subprocess.run(
+        [sys.executable, "-m", "server.auth_cli"],
+        env={**os.environ, "GMAIL_MCP_HOME": str(home), "PYTHONPATH": str(PROJECT_ROOT)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and str(home / "credentials.json") in result.stderr
+    assert home.is_dir() and (os.name != "posix" or stat.S_IMODE(home.stat().st_mode) == 0o700)

@@ -122,7 +122,7 @@ def test_the_demo_tour_shows_a_thread_and_an_attachment():
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     out = completed.stdout
-    assert "▶ A whole conversation" in out and ": 8 message(s), oldest first" in out
+    assert "▶ The whole conversation" in out and ": 8 message(s), showing 6-8, oldest first" in out
     assert demo.NOTABLE["offsite-1"].subject in out
-    assert "▶ An attachment, read as text" in out and "Lisbon offsite agenda (v2, final)" in out
+    assert "▶ Its first attachment, read as text" in out and "Lisbon offsite agenda (v2, final)" in out
     assert "▶ Labels and their counts" in out and "- INBOX: " in out
