@@ -43,7 +43,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("server.app",),  # composition: account registry, toolset choice, doctor, demo mode
     ("server.remote",),  # the HTTP side that knows people: sign-in, state store, Google grants
     ("server.protocol",),  # MCP adapters
-    ("server.main", "server.cli", "server.auth_cli"),  # entry points
+    # entry points, and the pieces only they use (the consent page of auth_cli, the demo tour of cli)
+    ("server.main", "server.cli", "server.auth_cli", "server.consent_flow", "server.cli_tour"),
 )
 NOT_RUNTIME = ("tests", "emulator", "demo")  # folders of server/ that are not the running server
 MAX_LINES = 400
