@@ -132,9 +132,12 @@ def _word_bytes(encoding: str, payload: str) -> bytes | None:
         return None
 
 
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
 def unsurrogate(value: str) -> str:
     """Undoes the parser's surrogateescape on raw 8-bit header bytes, reading them as UTF-8 like Gmail."""
-    if not any("\udc80" <= char <= "\udcff" for char in value):
+    if value.isascii() or not _ESCAPED_BYTE.search(value):
         return value
     return value.encode("ascii", "surrogateescape").decode("utf-8", errors="replace")
 

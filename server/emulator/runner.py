@@ -38,7 +38,11 @@ class Emulator:
         self.url = f"http://{HOST}:{port}"
         self.token_uri = self.url + "/token"
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.1}, name=f"gmail-emulator-{port}", daemon=True
+            # stop() waits up to one poll interval for the loop to notice: tests start and stop hundreds of these
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name=f"gmail-emulator-{port}",
+            daemon=True,
         )
         self._stopped = False
 

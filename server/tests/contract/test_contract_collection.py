@@ -8,7 +8,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from server.runtime.config import PROJECT_ROOT
+
+pytestmark = pytest.mark.slow  # two pytest subprocesses: the slow tier (`pytest -m slow`)
 
 CONTRACT = PROJECT_ROOT / "server" / "tests" / "contract"
 
