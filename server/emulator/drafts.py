@@ -167,7 +167,7 @@ class DraftRoutes:
         page = self.changes.index.list(listing, now_ms=int(self.changes.now() * 1000))
         drafts = [
             {"id": by_message[item["id"]], "message": item}
-            for item in page.get("messages", [])  # type: ignore[union-attr]
+            for item in page.get("messages", [])  # type: ignore[union-attr]  # a list page always holds a list
             if item["id"] in by_message
         ]
         answer: dict[str, Any] = {"resultSizeEstimate": page.get("resultSizeEstimate", 0)}

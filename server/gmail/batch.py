@@ -45,7 +45,7 @@ def credentials_of(http: Any) -> Any:
     return credentials if callable(getattr(credentials, "refresh", None)) else None
 
 
-class GuardedBatch(BatchHttpRequest):  # type: ignore[misc]
+class GuardedBatch(BatchHttpRequest):  # type: ignore[misc]  # googleapiclient has no types: its base is Any
     """`BatchHttpRequest`, with the refresh of a 401 part through `refresh_request` and missing parts as 503s."""
 
     def __init__(self, *args: Any, refresh_request: Any, **kwargs: Any) -> None:
