@@ -2,7 +2,8 @@
 `GMAIL_LIVE_TARGET=emulator`, against the local Gmail emulator serving the bundled demo mailbox.
 
 Hypothesis profiles are registered here and nowhere else: `ci` (derandomized: the same examples every run; chosen
-when the CI variable is set), `dev` (random; the local default) and `deep` (random, ten times the examples).
+when the CI variable is set), `dev` (random; the local default), their `-slow` forms for `pytest -m slow` (three
+times the examples) and `deep` (random, thirty times the examples).
 `HYPOTHESIS_PROFILE=deep` picks one explicitly. Tests never fix their own example counts; one that needs a
 different count scales the profile's (`server.tests.support.properties.examples`).
 """
@@ -28,9 +29,16 @@ from server.runtime.config import PROJECT_ROOT, Settings, load_settings
 from server.runtime.observability import Metrics
 from server.tests.support.emulator import build_mailbox, emulator_settings
 
-# 150 examples per property keeps the default run under a minute on two cores (300 took it to 77 s); the `deep`
-# profile (HYPOTHESIS_PROFILE=deep, random seeds) runs 20 times as many to hunt for new counterexamples.
-PROFILE_EXAMPLES = 150
+# pytest rewrites each test module's asserts when it imports it, after this conftest (about 4 s of the quick run per
+# worker); where PYTHONDONTWRITEBYTECODE is set it would redo that on every run. The rewritten modules are cached in
+# __pycache__ (git-ignored) like the server's own bytecode, which setup_env writes for the same reason.
+sys.dont_write_bytecode = False
+
+# Hypothesis's own default, 100 examples per property, keeps the default run under a minute on two cores (300 took
+# it to 77 s). The slow tier (`pytest -m slow`: the fuzz suites) runs 3 times as many, the `deep` profile
+# (HYPOTHESIS_PROFILE=deep, random seeds) 30 times as many, to hunt for new counterexamples.
+PROFILE_EXAMPLES = 100
+SLOW_TIER_SCALE = 3
 # No deadline and no too_slow check: both measure wall time, which on two shared cores is noise, not a bug. No
 # example database: nothing is written into the tree; a failure prints the blob that reproduces it.
 hypothesis_settings.register_profile(
@@ -42,8 +50,19 @@ hypothesis_settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 hypothesis_settings.register_profile("ci", hypothesis_settings.get_profile("dev"), derandomize=True)
-hypothesis_settings.register_profile("deep", hypothesis_settings.get_profile("dev"), max_examples=20 * PROFILE_EXAMPLES)
-hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if "CI" in os.environ else "dev"))
+for _base in ("dev", "ci"):
+    hypothesis_settings.register_profile(
+        f"{_base}-slow", hypothesis_settings.get_profile(_base), max_examples=SLOW_TIER_SCALE * PROFILE_EXAMPLES
+    )
+hypothesis_settings.register_profile("deep", hypothesis_settings.get_profile("dev"), max_examples=30 * PROFILE_EXAMPLES)
+BASE_PROFILE = "ci" if "CI" in os.environ else "dev"
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or BASE_PROFILE)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The slow tier's property tests run with the `-slow` profile (unless HYPOTHESIS_PROFILE names one)."""
+    if config.getoption("markexpr") == "slow" and not os.environ.get("HYPOTHESIS_PROFILE"):
+        hypothesis_settings.load_profile(f"{BASE_PROFILE}-slow")
 
 
 @dataclass
