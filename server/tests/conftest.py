@@ -55,6 +55,8 @@ for _base in ("dev", "ci"):
         f"{_base}-slow", hypothesis_settings.get_profile(_base), max_examples=SLOW_TIER_SCALE * PROFILE_EXAMPLES
     )
 hypothesis_settings.register_profile("deep", hypothesis_settings.get_profile("dev"), max_examples=30 * PROFILE_EXAMPLES)
+pytest_plugins = ["server.tests.support.remote_state"]  # `clock` and `store` for the remote/ tests
+
 BASE_PROFILE = "ci" if "CI" in os.environ else "dev"
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or BASE_PROFILE)
 

@@ -25,6 +25,7 @@ from server.remote.client_metadata import (
     validate_document,
 )
 from server.remote.sqlite_store import SQLiteStore
+from server.tests.support.remote_state import Clock
 
 
 @pytest.mark.parametrize(
@@ -156,14 +157,6 @@ class DocumentHandler(BaseHTTPRequestHandler):
         pass
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def server() -> Iterator[DocumentServer]:
     running = DocumentServer()
@@ -173,18 +166,6 @@ def server() -> Iterator[DocumentServer]:
     running.release.set()
     running.shutdown()
     running.server_close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Iterator[SQLiteStore]:
-    opened = SQLiteStore(tmp_path / "state.sqlite3", clock=clock)
-    yield opened
-    opened.close()
 
 
 def fetcher(store: SQLiteStore, **options: Any) -> ClientMetadataFetcher:

@@ -11,28 +11,9 @@ from cryptography.fernet import Fernet
 
 from server.remote.ledger import Ledger, Lifetimes, TokenPair
 from server.remote.sqlite_store import SQLiteStore
+from server.tests.support.remote_state import Clock
 
 RESOURCE = "https://mail.example.net/mcp"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: Clock):
-    opened = SQLiteStore(tmp_path / "state.sqlite3", clock=clock)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture
