@@ -2,7 +2,7 @@
 `GMAIL_LIVE_TARGET=emulator`, against the local Gmail emulator serving the bundled demo mailbox.
 
 Hypothesis profiles are registered here and nowhere else: `ci` (derandomized: the same examples every run; chosen
-when the CI variable is set), `dev` (random; the local default), their `-slow` forms for `pytest -m slow` (three
+when the CI variable is set), `dev` (random; the local default), their `-slow` forms for `pytest -m slow` (twice
 times the examples) and `deep` (random, thirty times the examples).
 `HYPOTHESIS_PROFILE=deep` picks one explicitly. Tests never fix their own example counts; one that needs a
 different count scales the profile's (`server.tests.support.properties.examples`).
@@ -35,10 +35,10 @@ from server.tests.support.emulator import build_mailbox, emulator_settings
 sys.dont_write_bytecode = False
 
 # Hypothesis's own default, 100 examples per property, keeps the default run under a minute on two cores (300 took
-# it to 77 s). The slow tier (`pytest -m slow`: the fuzz suites) runs 3 times as many, the `deep` profile
+# it to 77 s). The slow tier (`pytest -m slow`: the fuzz suites) runs twice as many, the `deep` profile
 # (HYPOTHESIS_PROFILE=deep, random seeds) 30 times as many, to hunt for new counterexamples.
 PROFILE_EXAMPLES = 100
-SLOW_TIER_SCALE = 3
+SLOW_TIER_SCALE = 2
 # No deadline and no too_slow check: both measure wall time, which on two shared cores is noise, not a bug. No
 # example database: nothing is written into the tree; a failure prints the blob that reproduces it.
 hypothesis_settings.register_profile(
