@@ -3,7 +3,7 @@
 
 Hypothesis profiles are registered here and nowhere else: `ci` (derandomized: the same examples every run; chosen
 when the CI variable is set), `dev` (random; the local default), their `-slow` forms for `pytest -m slow` (twice
-times the examples) and `deep` (random, thirty times the examples).
+the examples) and `deep` (random, thirty times the examples).
 `HYPOTHESIS_PROFILE=deep` picks one explicitly. Tests never fix their own example counts; one that needs a
 different count scales the profile's (`server.tests.support.properties.examples`).
 """
