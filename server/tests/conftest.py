@@ -116,13 +116,11 @@ DEFAULT_MARKEXPR = "not live and not slow and not packaging"  # pyproject's addo
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` (pyproject's addopts) spreads only the default whole-suite run over the cores (xdist's own count).
-    A run of chosen files or of another tier stays in one process: the slow and live tiers time subprocesses and
-    report skips in the summary, and one file is quicker without starting workers."""
-    whole_default_run = (
-        config.getoption("markexpr") == DEFAULT_MARKEXPR and config.args_source == pytest.Config.ArgsSource.TESTPATHS
-    )
-    return None if whole_default_run else 0
+    """`-n auto` (pyproject's addopts) spreads the whole quick run and the whole slow tier over the cores (xdist's
+    own count; files stay whole on one worker, `--dist loadfile`). A run of chosen files stays in one process (one
+    file is quicker without starting workers), and so does the live tier, whose skip reason the summary reports."""
+    whole_tier = config.getoption("markexpr") in (DEFAULT_MARKEXPR, "slow")
+    return None if whole_tier and config.args_source == pytest.Config.ArgsSource.TESTPATHS else 0
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
