@@ -10,6 +10,7 @@ authorized, or what failed and that the terminal says what to do next. Requests 
 
 from __future__ import annotations
 
+import sys
 import time
 import webbrowser
 import wsgiref.simple_server
@@ -88,7 +89,7 @@ class ConsentFlow(InstalledAppFlow):
             if open_browser:
                 webbrowser.get().open(url, new=1, autoraise=True)
             if authorization_prompt_message:
-                print(authorization_prompt_message.format(url=url), flush=True)
+                print(authorization_prompt_message.format(url=url), file=sys.stderr, flush=True)
             deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
             while page.outcome is None:
                 if deadline is not None:
