@@ -195,9 +195,12 @@ def test_sigterm_while_waiting_for_the_browser_exits_cleanly(tmp_path):
         text=True,
     )
     try:
-        for line in process.stdout:  # the URL and the waiting line come before the wait
+        # The consent URL and the waiting line go to stderr (stdout is for what auth_cli reports) before the wait.
+        for line in process.stderr:
             if "Waiting up to" in line:
                 break
+        else:
+            pytest.fail("auth_cli never said it was waiting for the browser")
         process.terminate()
         _out, err = process.communicate(timeout=30)
     finally:
