@@ -114,7 +114,7 @@ class RedisStore(StateStore):
             raise
 
     def _unavailable(self, exc: RedisError) -> StoreUnavailable:
-        detail = str(exc) or type(exc).__name__
+        detail = (str(exc) or type(exc).__name__).rstrip(".")
         return StoreUnavailable(f"the state store at {self.address} cannot be reached: {detail}")
 
     def put(self, kind: str, key: str, value: dict[str, Any], ttl_s: float) -> None:

@@ -63,7 +63,7 @@ RATE = "rate"  # requests per caller per window (e.g. dynamic registrations per 
 COUNTER_KINDS = (SENT, QUOTA, RATE)
 
 STORE_HINT = (
-    "The server's shared state store is unreachable for the moment: retry the call in a few seconds; the server "
+    "The server's state store is unreachable for the moment: retry the call in a few seconds; the server "
     "reconnects by itself when the store is back. If it keeps failing, the operator should check the store named "
     "by GMAIL_MCP_STORE and the server's /healthz."
 )

@@ -53,10 +53,10 @@ def store_url(env: Mapping[str, str]) -> str | None:
         return None
     scheme = urlsplit(url).scheme.lower()
     if scheme not in SCHEMES:
-        shown = f"a {scheme}:// URL" if scheme else "a value that is not a URL"
+        shown = f"starts with {scheme}://" if scheme else "is not a URL"
         raise ValueError(
             f"{STORE_ENV} must be a redis:// or rediss:// URL (Redis or Valkey), or unset for the embedded SQLite "
-            f"store; it is {shown}"
+            f"store; the value given {shown}"
         )
     return url
 
@@ -76,16 +76,17 @@ def open_store(env: Mapping[str, str] | None = None, clock: Callable[[], float] 
             ) from exc
     from .redis_store import RedisStore  # the client is imported only by deployments that use it
 
-    try:
-        store = RedisStore(url, store_namespace(env))
-    except TypeError as exc:  # an option in the URL's query that the client does not take
-        raise ValueError(f"{STORE_ENV} names an option the Redis client does not take: {exc}") from exc
+    store = RedisStore(url, store_namespace(env))
     try:
         store.ping()
+    except TypeError as exc:  # an option in the URL's query that the client does not take (seen on connecting)
+        store.close()
+        raise ValueError(f"{STORE_ENV} names an option the Redis client does not take: {exc}") from exc
     except StoreUnavailable as exc:
         store.close()
+        detail = str(exc.__cause__ or exc).rstrip(".")
         raise StoreUnavailable(
-            f"the state store at {store.address} ({STORE_ENV}) cannot be reached at start-up ({exc.__cause__}). "
+            f"the state store at {store.address} ({STORE_ENV}) cannot be reached at start-up ({detail}). "
             f"Start it or fix {STORE_ENV}; this server does not start without its store."
         ) from exc
     return store
