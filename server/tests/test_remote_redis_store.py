@@ -19,7 +19,7 @@ from server.remote.redis_store import RedisStore, describe_url
 from server.remote.sqlite_store import FILE_NAME, SQLiteStore
 from server.remote.store import CODE, CONFIRM, CONSENT, KEYRING, QUOTA, SENT, StoreUnavailable
 from server.remote.store_choice import open_store, store_namespace
-from server.tests.support.redis_server import RedisServer, fresh_namespace, free_port, require_binary
+from server.tests.support.redis_server import RedisServer, free_port, fresh_namespace, require_binary
 
 PASSWORD = "s3cret-store-pass"
 
@@ -172,9 +172,7 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
     certificate_file, key_file = folder / "store.crt", folder / "store.key"
     certificate_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     )
     return certificate_file, key_file
 
