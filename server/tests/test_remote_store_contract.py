@@ -8,6 +8,9 @@ replicas) on the same data and check that every single-use entry has exactly one
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +18,8 @@ from typing import Any
 import pytest
 
 from server.errors import TransientError
+from server.remote.redis_store import RedisStore
+from server.remote.sqlite_store import SQLiteStore
 from server.remote.store import (
     CODE,
     CONFIRM,
@@ -27,6 +32,7 @@ from server.remote.store import (
     SENT,
     StoreUnavailable,
 )
+from server.runtime.config import PROJECT_ROOT
 from server.tests.support.redis_server import StoreUnderTest
 
 
@@ -165,3 +171,50 @@ def test_counters_lose_no_increment_among_racing_replicas(any_store: StoreUnderT
     )
     assert sorted(value for values in seen for value in values) == list(range(1, 801))
     assert any_store.store.incr(QUOTA, "budget", 0, ttl_s=60) == 800
+
+
+# A replica in its own process: opens the store named on its command line, waits for "go" on stdin, takes every
+# code it can and prints the indexes it won.
+TAKER = """
+import json, sys
+from server.remote.redis_store import RedisStore
+from server.remote.sqlite_store import SQLiteStore
+kind, where, extra, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+store = RedisStore(where, extra) if kind == "redis" else SQLiteStore(where, clock=lambda: float(extra))
+store.ping()
+print("ready", flush=True)
+sys.stdin.readline()
+won = [taken["index"] for i in range(count) if (taken := store.take("confirm", f"code-{i}"))]
+print(json.dumps(won), flush=True)
+"""
+
+
+def test_two_processes_racing_for_the_same_codes_redeem_each_once(any_store: StoreUnderTest) -> None:
+    """Two replica processes released at once on 300 codes: each code is redeemed by exactly one of them."""
+    store = any_store.store
+    for index in range(300):
+        store.put(CONFIRM, f"code-{index}", {"index": index}, ttl_s=600)
+    if isinstance(store, RedisStore):
+        where, extra = any_store.server_url(), store.namespace
+    else:
+        assert isinstance(store, SQLiteStore)
+        where, extra = str(store.path), repr(any_store.clock())
+    argv = [sys.executable, "-c", TAKER, any_store.name, where, extra, "300"]
+    replicas = [
+        subprocess.Popen(argv, cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    try:
+        for replica in replicas:
+            assert replica.stdout is not None and replica.stdout.readline().strip() == "ready"
+        for replica in replicas:
+            assert replica.stdin is not None
+            replica.stdin.write("go\n")
+            replica.stdin.flush()
+        won = [json.loads(replica.communicate(timeout=120)[0]) for replica in replicas]
+    finally:
+        for replica in replicas:
+            if replica.poll() is None:
+                replica.kill()
+    assert sorted(won[0] + won[1]) == list(range(300))
+    assert all(replica.returncode == 0 for replica in replicas)

@@ -159,17 +159,17 @@ class StoreUnderTest:
     the same data (another process or replica)."""
 
     def __init__(self, name: str, store: StateStore, tmp_path: Path, clock: Clock, server: RedisServer | None):
-        self.name, self.store, self._tmp_path, self._clock, self._server = name, store, tmp_path, clock, server
+        self.name, self.store, self._tmp_path, self.clock, self._server = name, store, tmp_path, clock, server
         self._opened: list[StateStore] = []
 
     def expire(self, kind: str, key: str) -> None:
         if isinstance(self.store, RedisStore):
-            with redis.Redis.from_url(self._server_url()) as raw:
+            with redis.Redis.from_url(self.server_url()) as raw:
                 raw.pexpire(f"{self.store.namespace}:{kind}:{key}", 0)  # 0 ms: the key ends now
         else:
             assert isinstance(self.store, SQLiteStore)
             with sqlite3.connect(self.store.path) as raw:
-                raw.execute("UPDATE entries SET expires_at = ? WHERE kind = ? AND key = ?", (self._clock(), kind, key))
+                raw.execute("UPDATE entries SET expires_at = ? WHERE kind = ? AND key = ?", (self.clock(), kind, key))
 
     def remaining_ms(self, kind: str, key: str) -> int | None:
         assert isinstance(self.store, (RedisStore, SQLiteStore))
@@ -177,14 +177,14 @@ class StoreUnderTest:
 
     def replica(self) -> StateStore:
         if isinstance(self.store, RedisStore):
-            opened: StateStore = RedisStore(self._server_url(), self.store.namespace)
+            opened: StateStore = RedisStore(self.server_url(), self.store.namespace)
         else:
             assert isinstance(self.store, SQLiteStore)
-            opened = SQLiteStore(self.store.path, clock=self._clock)
+            opened = SQLiteStore(self.store.path, clock=self.clock)
         self._opened.append(opened)
         return opened
 
-    def _server_url(self) -> str:
+    def server_url(self) -> str:
         assert self._server is not None
         return self._server.url
 
