@@ -25,6 +25,7 @@ nothing (the code is spent, not redeemed twice), `add` reports a loss, `incr` co
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -99,11 +100,15 @@ class RedisStore(StateStore):
         # The URL's own query (e.g. `?socket_timeout=2`) takes precedence over these defaults.
         self._client = redis.Redis.from_url(url, **options)
         self._incr = self._client.register_script(INCR_SCRIPT)
+        self._counting = threading.Lock()
+        self.round_trips = 0  # operations sent (a resend or a script loaded anew counts once): for benchmarks
 
     def _key(self, kind: str, key: str) -> str:
         return f"{self.namespace}:{kind}:{key}"
 
     def _call(self, command: Callable[[], T]) -> T:
+        with self._counting:
+            self.round_trips += 1
         try:
             return command()
         except (RedisConnectionError, RedisTimeoutError, ReadOnlyError) as exc:

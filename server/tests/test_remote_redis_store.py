@@ -24,6 +24,19 @@ from server.tests.support.redis_server import RedisServer, free_port, fresh_name
 PASSWORD = "s3cret-store-pass"
 
 
+def test_without_a_server_binary_tests_skip_locally_and_fail_in_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a folder with no redis-server or valkey-server in it
+    monkeypatch.delenv("GMAIL_MCP_TEST_REDIS_SERVER", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no valkey-server or redis-server on PATH"):
+        require_binary()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match=r"CI must have it \(.ci/run installs it\)"):
+        require_binary()
+
+
 def test_unset_means_the_embedded_store_and_other_schemes_are_refused(tmp_path: Path) -> None:
     store = open_store({"GMAIL_MCP_STATE_DIR": str(tmp_path / "state"), "GMAIL_MCP_STORE": " "})
     assert isinstance(store, SQLiteStore) and store.path == tmp_path / "state" / FILE_NAME
@@ -84,6 +97,10 @@ def test_keys_are_namespaced_and_every_key_expires(redis_server: RedisServer) ->
             ]
             assert all(raw.pttl(key) > 0 for key in keys)
         assert first.sweep() == 0  # Redis expires keys itself
+        before = first.round_trips
+        first.get(CONSENT, "person")
+        first.incr(SENT, "person", 1, ttl_s=3600)
+        assert first.round_trips - before == 2  # one command each (the counter's script included)
     finally:
         first.close()
         second.close()
