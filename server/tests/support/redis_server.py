@@ -161,15 +161,21 @@ class StoreUnderTest:
     def __init__(self, name: str, store: StateStore, tmp_path: Path, clock: Clock, server: RedisServer | None):
         self.name, self.store, self._tmp_path, self.clock, self._server = name, store, tmp_path, clock, server
         self._opened: list[StateStore] = []
+        self._raw_redis: redis.Redis | None = None
+        self._raw_sqlite: sqlite3.Connection | None = None
 
     def expire(self, kind: str, key: str) -> None:
         if isinstance(self.store, RedisStore):
-            with redis.Redis.from_url(self.server_url()) as raw:
-                raw.pexpire(f"{self.store.namespace}:{kind}:{key}", 0)  # 0 ms: the key ends now
+            if self._raw_redis is None:
+                self._raw_redis = redis.Redis.from_url(self.server_url())
+            self._raw_redis.pexpire(f"{self.store.namespace}:{kind}:{key}", 0)  # 0 ms: the key ends now
         else:
             assert isinstance(self.store, SQLiteStore)
-            with sqlite3.connect(self.store.path) as raw:
-                raw.execute("UPDATE entries SET expires_at = ? WHERE kind = ? AND key = ?", (self.clock(), kind, key))
+            if self._raw_sqlite is None:
+                self._raw_sqlite = sqlite3.connect(self.store.path, isolation_level=None)
+            self._raw_sqlite.execute(
+                "UPDATE entries SET expires_at = ? WHERE kind = ? AND key = ?", (self.clock(), kind, key)
+            )
 
     def remaining_ms(self, kind: str, key: str) -> int | None:
         assert isinstance(self.store, (RedisStore, SQLiteStore))
@@ -191,6 +197,10 @@ class StoreUnderTest:
     def close(self) -> None:
         for opened in [*self._opened, self.store]:
             opened.close()
+        if self._raw_redis is not None:
+            self._raw_redis.close()
+        if self._raw_sqlite is not None:
+            self._raw_sqlite.close()
 
 
 @pytest.fixture(params=["sqlite", "redis"])
