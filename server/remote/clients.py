@@ -111,6 +111,8 @@ class ClientDirectory:
                 secret_hash=None,
                 by_document=True,
             )
+        if client_id.startswith("http://"):
+            raise UnknownClient(f"The client id {client_id} cannot be fetched: a client id URL must use https.")
         kept = self.records.client(client_id)
         if kept is None:
             raise UnknownClient(
