@@ -51,6 +51,27 @@ from .token_endpoint import revoke, token
 __all__ = ["AllowedUsers", "AuthorizationServer"]
 log = get_logger("remote.register")
 Handler = Callable[[AuthCore, Request], Awaitable[Response]]
+CORS_PREFLIGHT = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Authorization, Content-Type, MCP-Protocol-Version",
+    "Access-Control-Max-Age": "600",
+}
+
+
+def cross_origin(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """CORS for the endpoints a browser-based client (the MCP Inspector, web IDEs) calls with `fetch`: token,
+    revocation, registration. They use no cookies, so any origin may call them; the consent page and `/authorize`
+    are navigations and get no CORS."""
+
+    async def wrapped(request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response(status_code=204, headers=CORS_PREFLIGHT)
+        response = await endpoint(request)
+        response.headers["Access-Control-Allow-Origin"] = "*"
+        return response
+
+    return wrapped
 
 
 class AuthorizationServer:
@@ -140,11 +161,12 @@ class AuthorizationServer:
             Route(base + CONSENT_PATH, bound(consent_get), methods=["GET"]),
             Route(base + CONSENT_PATH, bound(consent_post), methods=["POST"]),
             Route(urlsplit(self.core.google.redirect_uri).path, bound(google_callback), methods=["GET"]),
-            Route(base + metadata.TOKEN_PATH, bound(token), methods=["POST"]),
-            Route(base + metadata.REVOKE_PATH, bound(revoke), methods=["POST"]),
+            Route(base + metadata.TOKEN_PATH, cross_origin(bound(token)), methods=["POST", "OPTIONS"]),
+            Route(base + metadata.REVOKE_PATH, cross_origin(bound(revoke)), methods=["POST", "OPTIONS"]),
         ]
         if self.registration:
-            routes.append(Route(base + metadata.REGISTER_PATH, self._register, methods=["POST"]))
+            register = cross_origin(self._register)
+            routes.append(Route(base + metadata.REGISTER_PATH, register, methods=["POST", "OPTIONS"]))
         for path in metadata.authorization_server_metadata_paths(self.issuer):
             routes.append(Route(path, document(self.as_metadata), methods=["GET"]))
         for path in metadata.protected_resource_metadata_paths(self.resource_url):

@@ -249,6 +249,14 @@ async def test_the_discovery_documents_are_served_at_every_path(store, clock, em
             assert document["code_challenge_methods_supported"] == ["S256"]
             assert document["authorization_response_iss_parameter_supported"] is True
             assert document["registration_endpoint"] == ISSUER + "/register"
+        # Browser-based clients call the token, revocation and registration endpoints with fetch (CORS).
+        for path in ("/token", "/revoke", "/register"):
+            preflight = await app.options(path, headers={"Origin": "https://inspector.example"})
+            assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == "*"
+            assert "Content-Type" in preflight.headers["access-control-allow-headers"]
+        refused = await app.post("/token", data={"grant_type": "x", "client_id": "gmcp-nobody"})
+        assert refused.status_code == 401 and refused.headers["access-control-allow-origin"] == "*"
+        assert "access-control-allow-origin" not in (await app.get("/authorize")).headers
         for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
             document = (await app.get(path)).json()
             assert document["resource"] == RESOURCE and document["authorization_servers"] == [ISSUER]
