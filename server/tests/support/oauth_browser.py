@@ -108,12 +108,13 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def at_google(url: str, user: str, edit: Any = None) -> str:
+def at_google(url: str, user: str | None, edit: Any = None) -> str:
     """The browser at Google's authorization URL, choosing `user`; returns Google's redirect (to our callback).
     `edit(params)` changes the parameters first (a person unticking a scope on Google's granular consent)."""
     parts = urlsplit(url)
     params = {name: values[-1] for name, values in parse_qs(parts.query).items()}
-    params["login_hint"] = user
+    if user is not None:
+        params["login_hint"] = user
     if edit is not None:
         edit(params)
     target = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
@@ -168,7 +169,7 @@ async def decide(browser: httpx2.AsyncClient, flow: Authorization, decision: str
 
 
 async def sign_in(
-    browser: httpx2.AsyncClient, flow: Authorization, user: str = "me@example.com", edit: Any = None
+    browser: httpx2.AsyncClient, flow: Authorization, user: str | None = "me@example.com", edit: Any = None
 ) -> httpx2.Response:
     """The whole browser flow; returns the callback's answer (a 302 to the client, or a page)."""
     first = await start(browser, flow)
