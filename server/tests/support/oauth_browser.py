@@ -158,7 +158,7 @@ async def start(browser: httpx2.AsyncClient, flow: Authorization) -> httpx2.Resp
     """GET /authorize; on success the browser is at the consent page (`flow.consent_page`)."""
     response = await browser.get("/authorize", params=flow.params)
     if response.status_code == 302 and "/oauth/consent" in response.headers["location"]:
-        page = await browser.get(path_of(response.headers["location"]))
+        page = await browser.get(response.headers["location"])
         assert page.status_code == 200, page.text
         flow.consent_page = page.text
     return response
@@ -178,7 +178,7 @@ async def sign_in(
     assert to_google.status_code == 302, to_google.text
     back = at_google(to_google.headers["location"], user, edit)
     assert base_of(back) == CALLBACK
-    answer = await browser.get(path_of(back))
+    answer = await browser.get(back)
     if answer.status_code == 302:
         flow.redirect = answer.headers["location"]
         flow.answer = query_of(flow.redirect)
@@ -192,7 +192,7 @@ async def exchange(app: httpx2.AsyncClient, flow: Authorization, client_id: str,
         "redirect_uri": flow.params["redirect_uri"],
         "code_verifier": flow.verifier,
         "client_id": client_id,
-        "resource": RESOURCE,
+        "resource": flow.params.get("resource", RESOURCE),
     }
     form.update(extra)
     return await app.post("/token", data={name: value for name, value in form.items() if value})
