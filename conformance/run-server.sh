@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite's server scenarios against this server over streamable HTTP: every scenario
-# the 2026-07-28 requirement set names, plus what the suite runs beside them unscored (extensions, pending ones).
+# the 2026-07-28 requirement set names (stateless requests) and every one of 2025-11-25 (the handshake era), plus
+# what the suite runs beside them unscored (extensions, pending scenarios).
 #
 # Starts `python -m server.main --demo --http 127.0.0.1:0` (the demo mailbox on the local emulator: no Google
 # account) with the TEST-ONLY fixtures the suite calls by name (GMAIL_MCP_CONFORMANCE_FIXTURES=1), runs the suite
-# against it with conformance/expected-failures.yml, prints the counts, and stops the server. Exits non-zero on any
+# against it once per requirement set with conformance/expected-failures.yml, prints the counts, and stops the
+# server. Exits non-zero on any
 # failure (or SHOULD warning) not in that file, and on an entry of it that now passes. No prompts, no stdin.
-#   conformance/run-server.sh                  # results in dist/conformance-results/server
+#   conformance/run-server.sh                  # results in dist/conformance-results/server/<set>
 #   conformance/run-server.sh --verbose        # further arguments go to the suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source conformance/tools.sh
 PYTHON="${PYTHON:-.venv/bin/python}"
-REQUIREMENTS="2026-07-28"
+REQUIREMENT_SETS=(2026-07-28 2025-11-25)
 RESULTS=dist/conformance-results/server
 START_TIMEOUT_S=60
 
@@ -46,15 +48,20 @@ if [ -z "$URL" ]; then
   tail -n 20 "$LOG" >&2
   exit 1
 fi
-echo "conformance: server scenarios of $REQUIREMENTS against $URL" >&2
-
 status=0
-"$NODE" "$SUITE" server --url "$URL" --requirements "$REQUIREMENTS" \
-  --expected-failures conformance/expected-failures.yml --output-dir "$RESULTS" "$@" </dev/null \
-  >"$RESULTS/suite.txt" 2>&1 || status=$?
-sed -n '/=== SUMMARY ===/,$p' "$RESULTS/suite.txt"
-"$PYTHON" conformance/summary.py "$RESULTS"
-if [ "$status" -ne 0 ]; then
-  echo "conformance: FAILED (exit $status; details in $RESULTS/suite.txt and the checks.json files)" >&2
-fi
+for requirements in "${REQUIREMENT_SETS[@]}"; do
+  echo "conformance: server scenarios of $requirements against $URL" >&2
+  out="$RESULTS/$requirements"
+  mkdir -p "$out"
+  leg=0
+  "$NODE" "$SUITE" server --url "$URL" --requirements "$requirements" \
+    --expected-failures conformance/expected-failures.yml --output-dir "$out" "$@" </dev/null >"$out/suite.txt" 2>&1 ||
+    leg=$?
+  sed -n '/=== SUMMARY ===/,$p' "$out/suite.txt"
+  "$PYTHON" conformance/summary.py "$out"
+  if [ "$leg" -ne 0 ]; then
+    echo "conformance: $requirements FAILED (exit $leg; details in $out/suite.txt and its checks.json files)" >&2
+    status=$leg
+  fi
+done
 exit "$status"

@@ -4,8 +4,9 @@ GMAIL_MCP_CONFORMANCE_FIXTURES=1. Never listed otherwise: a person's assistant m
 
 `install_if_asked(server)` wraps the server's own handlers through the SDK's public `get_request_handler` /
 `add_request_handler`: a fixture name is answered here, every other name goes to the Gmail handler unchanged, and
-lists get the fixtures appended. The SEP-2322 round-trip fixtures live in `conformance_rounds.py`. Names, texts
-and shapes follow the scenarios of @modelcontextprotocol/conformance 0.2.0-alpha.12 (`conformance/run-server.sh`).
+lists get the fixtures appended. The SEP-2322 round-trip fixtures live in `conformance_rounds.py`, the handshake
+era's server-to-client requests in `conformance_handshake.py`. Names, texts and shapes follow the scenarios of
+@modelcontextprotocol/conformance 0.2.0-alpha.12 (`conformance/run-server.sh`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from server.protocol.completions import completion, matching
+from server.protocol.conformance_handshake import HANDSHAKE_TOOLS
 from server.protocol.conformance_rounds import ROUND_PROMPT, ROUND_TOOLS, round_prompt, text_result
 from server.runtime.observability import get_logger
 
@@ -188,6 +190,7 @@ FIXTURE_TOOLS: dict[str, tuple[str, dict[str, Any], ToolRun]] = {
         _static(types.TextContent(type="text", text="json_schema_2020_12_tool")),
     ),
     **{name: ("A SEP-2322 round-trip fixture.", NO_ARGUMENTS, run) for name, run in ROUND_TOOLS.items()},
+    **HANDSHAKE_TOOLS,
 }
 
 STATIC_TEXT = ("test://static-text", "text/plain", "This is the content of the static text resource.")
