@@ -9,6 +9,7 @@ import base64
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import mcp_types as types
 import pytest
@@ -107,6 +108,32 @@ async def test_with_the_flag_the_fixtures_answer_beside_the_gmail_ones(running, 
     assert prompt.messages[0].content.text == "Prompt with arguments: arg1='hello', arg2='world'"
     assert completed.completion.values == ["paris", "park", "party"]
     assert search.is_error is False and search.structured_content["result_count"] == 1
+
+
+def person_answering(asked: list[str]) -> Any:
+    async def callback(_ctx: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Ada", "username": "ada", "email": "a@x.example"})
+
+    return callback
+
+
+async def test_each_era_asks_the_person_its_own_way(running, monkeypatch):
+    """2026-07-28: an InputRequiredResult the official client answers and repeats the call with (SEP-2322);
+    the handshake era: an elicitation/create request mid-call, which a 2026-07-28 session cannot carry."""
+    monkeypatch.setenv(FLAG, "1")
+    asked: list[str] = []
+    server = build_server(emulator_context(*running))
+    async with Client(server, mode="auto", elicitation_callback=person_answering(asked)) as client:
+        round_trip = await client.call_tool("test_input_required_result_elicitation", {})
+        no_back_channel = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+    async with Client(server, mode="legacy", elicitation_callback=person_answering(asked)) as client:
+        mid_call = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+    assert round_trip.content[0].text == "Hello, Ada!" and not round_trip.is_error
+    assert no_back_channel.is_error
+    assert mid_call.content[0].text.startswith("Elicitation completed: action=accept, content={")
+    assert '"username": "ada"' in mid_call.content[0].text
+    assert asked == ["What is your name?", "Who are you?"]
 
 
 def test_the_media_fixtures_are_well_formed():
