@@ -8,7 +8,8 @@ suggestions. Candidates match the typed value by prefix, case-insensitively (a n
 the start of a later part), at most 100 per answer as the specification caps them, with `total` and `hasMore`
 saying how many matched. A tool's values are read with `calls.invoke` (the tools' validation, worker thread, logs
 and metrics) for the account the context's `account` names, else the caller's default, and kept a minute per
-account: typing costs no Gmail request per keystroke. A read that fails answers no values. Only a prompt or
+person and account (`remote.person`: one person's lists never answer another): typing costs no Gmail request per
+keystroke. A read that fails answers no values. Only a prompt or
 template this server does not offer, or an argument it does not have, is invalid params.
 """
 
@@ -27,6 +28,7 @@ from server.protocol.calls import ToolCatalog, invoke, resolve_account
 from server.protocol.prompts import PromptBook
 from server.protocol.resources import TEMPLATE_PART, ResourceReader
 from server.protocol.schemas import ACCOUNT_ARGUMENT
+from server.remote.person import person_of
 from server.runtime.observability import get_logger
 from server.tools import CompletionSpec
 
@@ -65,7 +67,7 @@ class Completer:
         self.prompts = prompts
         self.catalog: ToolCatalog = resources.catalog
         self._clock = clock
-        self._kept: dict[tuple[str, str], tuple[float, list[str]]] = {}
+        self._kept: dict[tuple[str, str, str], tuple[float, list[str]]] = {}
         declared = (spec for toolset in self.catalog.toolsets for spec in toolset.completions)
         self.specs: dict[str, CompletionSpec] = {name: spec for spec in declared for name in spec.names}
 
@@ -99,14 +101,21 @@ class Completer:
         kind = self.argument_kind(params.ref, params.argument.name)
         context = (params.context.arguments if params.context is not None else None) or {}
         try:
-            candidates = await self.candidates(kind, self.resources.reachable(request), context.get("account"))
+            person = person_of(request)
+            reachable = self.resources.reachable(request)
+            candidates = await self.candidates(
+                kind, reachable, context.get("account"), person.subject if person else ""
+            )
         except Exception:  # a completion never fails the request: no suggestions instead
             log.exception("completion failed", extra={"argument": kind})
             candidates = []
         return types.CompleteResult(completion=completion(matching(candidates, params.argument.value)))
 
-    async def candidates(self, kind: str, reachable: list[str], account: str | None = None) -> list[str]:
-        """Every suggestion for an argument of `kind`, best first, for a caller reaching `reachable`."""
+    async def candidates(
+        self, kind: str, reachable: list[str], account: str | None = None, person: str = ""
+    ) -> list[str]:
+        """Every suggestion for an argument of `kind`, best first, for a caller reaching `reachable` (the remote
+        `person`'s subject, or "" for the one person of a local server)."""
         if kind == ACCOUNT_ARGUMENT:
             return list(reachable)
         spec = self.specs.get(kind)
@@ -116,7 +125,7 @@ class Completer:
             name = resolve_account(self.catalog, account, reachable)
         except GmailError:  # the context names an account the caller does not reach
             return []
-        key = (name, kind)
+        key = (person, name, spec.names[0])
         kept = self._kept.get(key)
         if kept is not None and self._clock() - kept[0] < KEEP_S:
             return kept[1]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import mcp_types as types
 import pytest
@@ -166,11 +168,11 @@ async def test_a_mailbox_list_is_read_once_a_minute_per_account(running):
     resources = ResourceReader(catalog)
     completer = Completer(resources, PromptBook(resources), clock=lambda: now[0])
 
-    async def labels(value: str) -> list[str]:
+    async def labels(value: str, request: Any = None) -> list[str]:
         params = types.CompleteRequestParams(
             ref=prompt("with-arguments"), argument=types.CompletionArgument(name="label", value=value)
         )
-        return (await completer.on_completion(None, params)).completion.values
+        return (await completer.on_completion(request, params)).completion.values
 
     first = await labels("f")
     again = await labels("fa")
@@ -180,6 +182,28 @@ async def test_a_mailbox_list_is_read_once_a_minute_per_account(running):
     reads = [call for call in api_calls(emulator.requests()) if call[1].endswith("/labels")]
     assert first == again == ["Family", "Family/Kids"] and later == ["Family/Kids"]
     assert len(reads_within_the_minute) == 1 and len(reads) == 2
+
+
+def signed_in(subject: str) -> Any:
+    """The SDK's request context of a remote request by the person `subject` (`remote.person.person_of`)."""
+    token = SimpleNamespace(subject=subject, client_id="client", scopes=["gmail.read"], claims={})
+    return SimpleNamespace(request=SimpleNamespace(scope={"user": SimpleNamespace(access_token=token)}))
+
+
+async def test_one_persons_kept_list_never_answers_another(running):
+    """Remote mode: two people whose accounts share a name each get their own read: caches are never shared between people."""
+    emulator, _ = running
+    emulator.reset()
+    catalog = ToolCatalog(emulator_context(*running), with_test_prompt("label"))
+    resources = ResourceReader(catalog)
+    completer = Completer(resources, PromptBook(resources), clock=lambda: 1000.0)
+    for request in (signed_in("alice-sub"), signed_in("alice-sub"), signed_in("bob-sub"), None):
+        params = types.CompleteRequestParams(
+            ref=prompt("with-arguments"), argument=types.CompletionArgument(name="label", value="fam")
+        )
+        assert (await completer.on_completion(request, params)).completion.values == ["Family", "Family/Kids"]
+    reads = [call for call in api_calls(emulator.requests()) if call[1].endswith("/labels")]
+    assert len(reads) == 3  # alice once, bob once, the local person once
 
 
 def test_every_completion_a_toolset_declares_reads_an_offered_read_tool_or_gives_choices():
