@@ -191,7 +191,7 @@ def signed_in(subject: str) -> Any:
 
 
 async def test_one_persons_kept_list_never_answers_another(running):
-    """Remote mode: two people whose accounts share a name each get their own read: caches are never shared between people."""
+    """Remote mode: two people whose accounts share a name each get their own read (no cache is shared)."""
     emulator, _ = running
     emulator.reset()
     catalog = ToolCatalog(emulator_context(*running), with_test_prompt("label"))
