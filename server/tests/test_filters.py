@@ -172,3 +172,13 @@ def test_the_record_of_created_filters_outlives_the_process(tmp_path: Path):
     assert FilterRecord(path).ids() == {"ANe1BmX"} and oct(path.stat().st_mode & 0o777) == "0o600"
     FilterRecord(path).discard("ANe1BmX")
     assert FilterRecord(path).ids() == frozenset()
+
+
+def test_the_settings_scope_name_and_the_missing_grant_message():
+    from server.app.toolset_choice import missing_scope_messages
+    from server.auth_cli import requested_scopes
+    from server.toolsets import ALL_TOOLSETS
+
+    assert requested_scopes("settings") == [scopes.READONLY, scopes.SETTINGS_BASIC]
+    (message,) = missing_scope_messages(frozenset({"filters"}), ALL_TOOLSETS, frozenset({scopes.MODIFY}))
+    assert "'filters'" in message and "--scopes readonly,settings" in message  # gmail.modify cannot change filters
