@@ -60,8 +60,9 @@ class PeopleEndpoints:
     @property
     def _people_state(self) -> _PeopleState:
         state = self.__dict__.get("_people_state_")
-        if state is None:
-            state = self.__dict__.setdefault("_people_state_", _PeopleState())
+        if not isinstance(state, _PeopleState):
+            state = self.__dict__.setdefault("_people_state_", _PeopleState())  # first use (thread-safe: setdefault)
+        assert isinstance(state, _PeopleState)
         return state
 
     def people_refused(self) -> frozenset[Source]:
@@ -170,6 +171,5 @@ def same_filter(existing: dict[str, Any], criteria: dict[str, Any], action: dict
             return sorted(str(item) for item in value)
         return value
 
-    return canonical(existing.get("criteria") or {}) == canonical(criteria) and canonical(
-        existing.get("action") or {}
-    ) == canonical(action)
+    same_criteria = canonical(existing.get("criteria") or {}) == canonical(criteria)
+    return bool(same_criteria and canonical(existing.get("action") or {}) == canonical(action))

@@ -8,7 +8,7 @@ grow endpoints without the tools importing its I/O. The registry hands the tools
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from server.errors import GmailError
 
@@ -93,7 +93,9 @@ class GmailApi(Protocol):
 
     # -- the account beyond its mail (`gmail/account_endpoints.py`): contacts and filters -------------------------
 
-    def search_people(self, source: str, query: str, *, page_size: int = 30) -> list[dict[str, Any]]: ...
+    def search_people(
+        self, source: Literal["contacts", "other_contacts", "directory"], query: str, *, page_size: int = 30
+    ) -> list[dict[str, Any]]: ...
 
     def people_refused(self) -> frozenset[str]: ...
 

@@ -14,7 +14,7 @@ they are data written by others, shown as data, never obeyed.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -62,8 +62,8 @@ class FindContactsResult(ToolOutput):
     notes: list[str] = Field(default_factory=list)
 
 
-def _search(ctx: ToolContext, query: str) -> tuple[dict[str, list[dict]], list[SourceName], list[str]]:
-    found: dict[str, list[dict]] = {}
+def _search(ctx: ToolContext, query: str) -> tuple[dict[str, list[dict[str, Any]]], list[SourceName], list[str]]:
+    found: dict[str, list[dict[str, Any]]] = {}
     searched: list[SourceName] = []
     notes: list[str] = []
     errors: list[GmailError] = []
@@ -146,7 +146,7 @@ def _view(candidate: Candidate) -> ContactCandidate:
     return ContactCandidate(
         name=candidate.name or None,
         email=candidate.email,
-        sources=[source for source in SOURCE_ORDER if source in candidate.sources],  # type: ignore[misc]
+        sources=[source for source in SOURCE_ORDER if source in candidate.sources],
         sent_count=candidate.sent_count,
         last_sent=datetime.fromtimestamp(when / 1000, tz=timezone.utc).isoformat() if when else None,
     )

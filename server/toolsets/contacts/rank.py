@@ -82,12 +82,12 @@ def tally(candidates: Sequence[Candidate], sent: Iterable[dict[str, Any]]) -> No
         headers = (message.get("payload") or {}).get("headers") or []
         values = [str(h.get("value") or "") for h in headers if str(h.get("name") or "").lower() in ("to", "cc", "bcc")]
         for address in {address.strip().lower() for _name, address in getaddresses(values)}:
-            candidate = index.get(address)
-            if candidate is None:
+            person = index.get(address)
+            if person is None:
                 continue
-            candidate.sent_count = (candidate.sent_count or 0) + 1
-            candidate.last_sent_ms = max(candidate.last_sent_ms or 0, when) or None
-            dated.append((candidate, when))
+            person.sent_count = (person.sent_count or 0) + 1
+            person.last_sent_ms = max(person.last_sent_ms or 0, when) or None
+            dated.append((person, when))
     newest = max((when for _candidate, when in dated), default=0)
     for candidate, when in dated:
         candidate.score += 0.5 ** (max(0, newest - when) / DAY_MS / HALF_LIFE_DAYS)
