@@ -35,7 +35,7 @@ class CreateFilterInput(ToolInput):
     subject: Text | None = Field(None, description="Words in the subject.")
     query: Text | None = Field(None, description="Gmail search the mail must match (e.g. 'list:news.example.com').")
     exclude_query: Text | None = Field(None, description="Gmail search the mail must NOT match.")
-    has_attachment: bool | None = Field(None, description="true: only mail with attachments.")
+    has_attachment: bool | None = Field(None, description="true: only mail with attachments (false adds nothing).")
     add_labels: list[LabelRef] = Field(default_factory=list, max_length=10, description="Label names or ids to add.")
     remove_labels: list[LabelRef] = Field(default_factory=list, max_length=10, description="Labels to remove.")
     skip_inbox: bool = Field(False, description="Archive on arrival: the mail skips the inbox (stays in All Mail).")
@@ -49,7 +49,7 @@ class CreateFilterInput(ToolInput):
     @model_validator(mode="after")
     def _complete(self) -> CreateFilterInput:
         if not any((self.from_address, self.to_address, self.subject, self.query, self.exclude_query)) and (
-            self.has_attachment is None
+            not self.has_attachment  # Gmail has no "without attachments" criterion: false adds nothing
         ):
             raise ValueError("a filter needs criteria: from_address, to_address, subject, query or exclude_query")
         actions = (self.add_labels, self.remove_labels, self.skip_inbox, self.mark_read, self.star, self.forward_to)
@@ -75,7 +75,7 @@ def _criteria(args: CreateFilterInput) -> dict[str, Any]:
         ("subject", args.subject),
         ("query", args.query),
         ("negatedQuery", args.exclude_query),
-        ("hasAttachment", args.has_attachment),
+        ("hasAttachment", args.has_attachment or None),
     )
     return {key: value for key, value in pairs if value is not None}
 
