@@ -92,8 +92,8 @@ class PeopleRoutes:
             with self._lock:
                 self._warm.add(source)
             return {}
-        with self._lock:
-            warm = source in self._warm
+        with self._lock:  # Google asks for the warm-up before the two contact searches, not the directory's
+            warm = source in self._warm or source == "directory"
         people = self._candidates(source) if warm else []
         found = [(name, address) for name, address in people if _matches(query, name, address)][:size]
         rendered = [_person(source, name, address, fields) for name, address in found]

@@ -10,6 +10,7 @@ warm-up once per source per process, and a bounded ranking cost (one sent-mail s
 
 from __future__ import annotations
 
+import json
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -197,3 +198,34 @@ def test_names_are_one_bounded_line_and_ranking_does_not_depend_on_todays_date()
         mail = [sent("old@x", shift + 1), sent("new@x", shift + 100)] + [sent("often@x", shift + 60)] * 3
         tally(people, mail)
         assert [c.email for c in ranked(people)] == ["often@x", "new@x", "old@x"]
+
+
+async def test_a_granted_directory_is_searched_and_merged_and_a_token_without_contacts_is_refused(tmp_path: Path):
+    """The emulator's owner is me@example.com, a Workspace-style domain: its directory holds the correspondents of
+    example.com. Scopes from people.v1.json: otherContacts.search needs contacts.other.readonly."""
+    anas(tmp_path)
+    with write_stack(tmp_path, scopes=("readonly", "contacts", "directory")) as stack:
+        async with Client(stack.server(frozenset({"contacts"})), mode="auto") as client:
+            result = await client.call_tool("gmail_find_contacts", {"query": "Ana Lima"})
+        recorded = json.loads((tmp_path / "token.json").read_text())["scopes"]
+        readonly = stack.emulator.write_token(tmp_path / "readonly.json", scopes=["readonly"])
+    [lima] = result.structured_content["candidates"]
+    assert lima["sources"] == ["directory", "other_contacts"] and result.structured_content["searched"] == [
+        "contacts",
+        "other_contacts",
+        "directory",
+    ]
+    assert {scopes.CONTACTS_READONLY, scopes.OTHER_CONTACTS_READONLY, scopes.DIRECTORY_READONLY} <= set(recorded)
+    assert json.loads(readonly.read_text())["scopes"] == [scopes.READONLY]
+
+
+def test_people_calls_outside_the_tokens_scopes_answer_403(tmp_path: Path):
+    from server.errors import PermissionDeniedError
+
+    with write_stack(tmp_path, scopes=("readonly",)) as stack:
+        with pytest.raises(PermissionDeniedError):
+            stack.ctx.gmail.search_people("other_contacts", "Al")
+        before = len(stack.emulator.requests())
+        with pytest.raises(PermissionDeniedError):  # remembered: no second request
+            stack.ctx.gmail.search_people("other_contacts", "Al")
+        assert len(stack.emulator.requests()) == before

@@ -1,8 +1,9 @@
 """The tools, grouped in toolsets; each module declares its tools' models, handlers, renderers, annotations, scopes.
 
 A new read tool goes into an existing toolset or a new module here, and its toolset into `ALL_TOOLSETS`. The
-write toolsets (`drafts`, `labels`, `send`) are opt-in: listed only when enabled and granted. (The always-on
-label listing is the `label_list` toolset: `labels` is the name a person enables label changes by.)
+write toolsets (`drafts`, `labels`, `send`, `filters`) and `contacts` are opt-in: listed only when enabled and
+granted. (The always-on label listing is the `label_list` toolset: `labels` is the name a person enables label
+changes by.)
 """
 
 from __future__ import annotations
