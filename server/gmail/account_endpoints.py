@@ -89,9 +89,17 @@ class PeopleEndpoints:
                 with state.lock:
                     state.warmed.add(source)
             answer = self._call(endpoint, lambda session: _people(session, source, query, size), UNITS_PEOPLE)
-        except PermissionDeniedError:
+        except PermissionDeniedError as error:
             with state.lock:
                 state.refused.add(source)
+            if error.reason == "accessNotConfigured" or "has not been used in project" in error.message:
+                raise PermissionDeniedError(
+                    "The People API is not enabled for this Google Cloud project, so contacts cannot be searched.",
+                    hint="Enable the People API in the Google Cloud console (APIs & Services > Library > People "
+                    "API) for the project of this server's OAuth client, wait a minute, then restart the server.",
+                    status=error.status,
+                    reason="accessNotConfigured",
+                ) from error
             raise
         if source == "directory":
             return [person for person in answer.get("people") or [] if isinstance(person, dict)]

@@ -229,3 +229,21 @@ def test_people_calls_outside_the_tokens_scopes_answer_403(tmp_path: Path):
         with pytest.raises(PermissionDeniedError):  # remembered: no second request
             stack.ctx.gmail.search_people("other_contacts", "Al")
         assert len(stack.emulator.requests()) == before
+
+
+async def test_a_people_api_that_is_off_in_the_cloud_project_says_so(tmp_path: Path):
+    """Google's answer when an API is not enabled: 403 accessNotConfigured, "... has not been used in project ...
+    before or it is disabled" (the shape gmail/errors.py already reads for Gmail)."""
+    with write_stack(tmp_path, scopes=("readonly", "contacts")) as stack:
+        stack.emulator.add_fault(
+            path_regex="^/v1/",
+            status=403,
+            reason="accessNotConfigured",
+            message="People API has not been used in project 12345 before or it is disabled.",
+            count=3,
+        )
+        async with Client(stack.server(frozenset({"contacts"})), mode="auto") as client:
+            result = await client.call_tool("gmail_find_contacts", {"query": "Ana"})
+    assert result.is_error and result.meta["gmail-mcp/error"]["category"] == "permission_denied"
+    assert "People API" in result.content[0].text and "Google Cloud console" in result.content[0].text
+    assert len(people_requests(stack)) == 3  # each source asked once, none retried

@@ -74,8 +74,10 @@ def _search(ctx: ToolContext, query: str) -> tuple[dict[str, list[dict[str, Any]
         try:
             found[source] = ctx.gmail.search_people(source, query, page_size=PAGE_SIZE)
             searched.append(source)
-        except PermissionDeniedError:
-            continue  # not granted: remembered by the client, not asked again
+        except PermissionDeniedError as error:  # not granted (or the API is off): remembered, not asked again
+            if error.reason == "accessNotConfigured":
+                errors.append(error)
+            continue
         except GmailError as error:
             errors.append(error)
             notes.append(f"{SOURCE_WORDS[source]} could not be searched: {error.message}")
