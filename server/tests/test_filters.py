@@ -182,3 +182,20 @@ def test_the_settings_scope_name_and_the_missing_grant_message():
     assert requested_scopes("settings") == [scopes.READONLY, scopes.SETTINGS_BASIC]
     (message,) = missing_scope_messages(frozenset({"filters"}), ALL_TOOLSETS, frozenset({scopes.MODIFY}))
     assert "'filters'" in message and "--scopes readonly,settings" in message  # gmail.modify cannot change filters
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("action", ["accept", "decline"])
+async def test_the_persons_own_filter_goes_only_on_an_elicited_yes(tmp_path: Path, mode: str, action: str):
+    asked: list[Any] = []
+    with filter_stack(tmp_path) as stack:
+        theirs = stack.ctx.gmail.create_filter({"subject": "invoice"}, {"addLabelIds": ["STARRED"]})
+        callback = answering(action, asked=asked)
+        async with Client(stack.server(frozenset({"filters"})), mode=mode, elicitation_callback=callback) as client:
+            result = await client.call_tool("gmail_delete_filter", {"filter_id": theirs["id"]})
+    assert result.structured_content["status"] == ("deleted" if action == "accept" else "declined")
+    assert (theirs["id"] in table(stack)) is (action != "accept")
+    [question] = asked
+    assert "invoice" in question.message and question.requested_schema["properties"]["confirm"]["title"] == (
+        "Delete this filter"
+    )
