@@ -128,6 +128,7 @@ class ConfirmationRequest:
     proceed: Callable[[ToolContext], BaseModel]
     refused: Callable[[Refusal], BaseModel]
     without_asking: Callable[[ToolContext], BaseModel]
+    consent: str = "Send this email now"  # the checkbox the person ticks to say yes (elicitation)
 
 
 @dataclass(frozen=True)
