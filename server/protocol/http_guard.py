@@ -134,6 +134,8 @@ class HttpGuard:
         self.limiter = FailedAuthLimiter(settings.auth_failures_per_minute)
         self.in_flight = 0
         self.on_auth_failure: Callable[[str], None] = lambda reason: None
+        # `--auth oauth`: an `oauth_guard.OAuthGate` that checks tokens this server issued instead of static ones.
+        self.oauth: Any = None
         self._stopping = False
         self._stopping_event: anyio.Event | None = None  # made in the event loop, on first use
 
@@ -175,7 +177,17 @@ class HttpGuard:
         if path == "/metrics" and self.settings.metrics == "open":
             await self._serve_metrics(send)
             return
-        credential = await self._authenticate(scope, headers, send)
+        if self.oauth is not None:
+            if path == "/metrics":  # no static token to show in oauth mode: served only when configured open
+                await respond(send, 404, {"error": "not_found"})
+                return
+            admitted = await self.oauth.admit(scope, headers, receive, send, self.limiter)
+            if admitted is None:
+                return
+            receive = admitted
+            credential: HttpCredential | bool = True
+        else:
+            credential = await self._authenticate(scope, headers, send)
         if credential is False:
             return
         if path == "/metrics":

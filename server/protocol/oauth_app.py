@@ -1,0 +1,143 @@
+"""`--http --auth oauth` assembled: the state store, the authorization server, each person's mailboxes, the gate.
+
+    store (SQLite in GMAIL_MCP_STATE_DIR) -> Ledger (codes, tokens) + Records (clients, consents, Google grants)
+    AuthorizationServer (server/remote/authorization.py): /authorize, /token, /register, /revoke, the consent
+        and Google callback pages, the discovery documents; mounted beside the SDK's /mcp
+    PeopleSource (server/remote/mailboxes.py): the tools' ContextSource, bound per request to the person
+    OAuthGate (oauth_guard.py): in HttpGuard, the bearer token checked against the Ledger for this resource
+    the connect-another-account page (connect_page.py)
+
+The dispatcher is the same as in every other mode: the person only changes which mailboxes its source holds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from server.protocol import http
+from server.protocol.dispatch import build_server
+from server.protocol.http_guard import HttpGuard
+from server.protocol.oauth_guard import OAuthGate
+from server.remote.google_upstream import GOOGLE_CERTS_URL, GOOGLE_TOKEN_URI, GoogleSignIn, GoogleWebClient
+from server.remote.ledger import Cipher, Ledger
+from server.remote.mailboxes import PeopleSource
+from server.remote.oauth_config import OAuthSettings, write_tool_groups
+from server.remote.records import Records
+from server.remote.sqlite_store import SQLiteStore
+from server.runtime.config import Settings
+from server.runtime.http_config import HttpSettings
+from server.tools import Toolset
+
+CONNECT_PATH = "/oauth/accounts/connect"
+
+
+@dataclass
+class Remote:
+    """The pieces of the remote mode, kept for tests and the entry point."""
+
+    store: SQLiteStore
+    ledger: Ledger
+    records: Records
+    client: GoogleWebClient
+    people: PeopleSource
+    gate: OAuthGate
+    guard: HttpGuard
+    authorization: Any = None  # the AuthorizationServer, when built
+
+
+def certs_url_for(client: GoogleWebClient) -> str:
+    """Google's JWKS, or the emulator's when the client file points its token endpoint elsewhere (tests, demo)."""
+    if client.token_uri == GOOGLE_TOKEN_URI:
+        return GOOGLE_CERTS_URL
+    parts = urlsplit(client.token_uri)
+    return f"{parts.scheme}://{parts.netloc}/oauth2/v3/certs"
+
+
+def with_public_origin(options: HttpSettings, oauth: OAuthSettings) -> HttpSettings:
+    """The consent page posts from the public origin, and a proxy in front forwards the public Host."""
+    from dataclasses import replace
+
+    parts = urlsplit(oauth.public_url)
+    origin = f"{parts.scheme}://{parts.netloc}".lower()
+    return replace(
+        options,
+        allowed_origins=(*options.allowed_origins, origin),
+        allowed_hosts=(*options.allowed_hosts, parts.netloc.lower(), (parts.hostname or "").lower()),
+    )
+
+
+def build_remote(
+    settings: Settings,
+    oauth: OAuthSettings,
+    options: HttpSettings,
+    *,
+    cipher: Cipher,
+    toolsets: tuple[Toolset, ...],
+    metrics: Callable[[], tuple[bytes, str]],
+    on_ready: Callable[[], None] = lambda: None,
+    on_shutdown: Callable[[], None] = lambda: None,
+    authorization_server: bool = True,
+    extra_routes: Sequence[Any] = (),
+    clock: Callable[[], float] = time.time,
+    allow_loopback_clients: bool = False,
+) -> Remote:
+    """Everything of the remote mode over one state store; `authorization_server=False` leaves the AS routes out
+    (tests of the resource side issue tokens with the Ledger directly)."""
+    store = SQLiteStore(oauth.state_dir / "state.sqlite3", clock=clock)
+    ledger, records = Ledger(store, cipher), Records(store, cipher)
+    client = GoogleWebClient.from_file(oauth.google_client_file)
+    client = GoogleWebClient(
+        client.client_id, client.client_secret, client.auth_uri, client.token_uri, certs_url_for(client)
+    )
+    people = PeopleSource(records, client, settings, connect_url=oauth.issuer + CONNECT_PATH)
+    server = build_server(people, toolsets=toolsets, enabled=settings.write_tools)
+    server.middleware.append(people.middleware)
+    options = with_public_origin(options, oauth)
+    guard = http.build_app(server, options, metrics=metrics, on_ready=on_ready, on_shutdown=on_shutdown)
+    routes: list[Any] = list(extra_routes)
+    authorization = None
+    sign_in = GoogleSignIn(client, oauth.callback_url)
+    if authorization_server:
+        authorization = _authorization_server(store, cipher, oauth, sign_in, clock, allow_loopback_clients)
+        routes += list(authorization.routes())
+    guard.app.router.routes.extend(routes)  # type: ignore[attr-defined]  # the SDK's Starlette app
+    gate = OAuthGate(
+        ledger,
+        oauth.public_url,
+        oauth.issuer,
+        people,
+        write_tool_groups(toolsets),
+        max_body_bytes=options.max_body_bytes,
+    )
+    guard.oauth = gate
+    return Remote(store, ledger, records, client, people, gate, guard, authorization)
+
+
+def _authorization_server(
+    store: SQLiteStore,
+    cipher: Cipher,
+    oauth: OAuthSettings,
+    sign_in: GoogleSignIn,
+    clock: Callable[[], float],
+    allow_loopback_clients: bool,
+) -> Any:
+    from server.remote.authorization import AllowedUsers, AuthorizationServer
+    from server.remote.client_metadata import ClientMetadataFetcher
+
+    return AuthorizationServer(
+        store,
+        cipher,
+        resource_url=oauth.public_url,
+        issuer=oauth.issuer,
+        google=sign_in,
+        fetcher=ClientMetadataFetcher(store, allow_loopback_http=allow_loopback_clients),
+        allowed_users=AllowedUsers.parse(oauth.allowed_users),
+        mcp_scopes=list(oauth.mcp_scopes),
+        google_scopes_for=oauth.google_scopes_for,
+        clock=clock,
+        registration=True,
+    )

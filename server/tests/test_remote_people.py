@@ -1,0 +1,186 @@
+"""`--auth oauth`, the resource side, over real HTTP: the app on uvicorn on loopback, the official MCP client, the
+emulator playing Google (two people, each with a mailbox of their own) and Gmail.
+
+Tokens are issued with the Ledger as the authorization server issues them, Google grants are real ones from the
+emulator's Web client flow (the test plays the browser), saved as the authorization server's callback saves them.
+
+Evidence: MCP authorization spec 2025-11-25 (tokens for this resource only, RFC 8707; 401 with
+`WWW-Authenticate: Bearer resource_metadata=...`, RFC 9728 5.1; 403 `insufficient_scope` naming the scope, RFC 6750
+3.1); Google's "Using OAuth 2.0 for Web Server Applications" (a revoked grant's refresh answers `invalid_grant`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from server.emulator import Emulator
+from server.tests.support.accounts import WORK_OWNER, two_account_emulator
+from server.tests.support.emulator import OWNER
+from server.tests.support.http_server import mcp_client
+from server.tests.support.remote_http import RemoteRun, remote_server
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
+    with two_account_emulator(tmp_path_factory.mktemp("people")) as running:
+        yield running
+
+
+@pytest.fixture
+def remote(emulator: Emulator, tmp_path: Path) -> Iterator[RemoteRun]:
+    emulator.reset()
+    with remote_server(emulator, tmp_path, write_tools=frozenset({"drafts", "send"})) as run:
+        yield run
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "text", None))
+
+
+async def search(run: RemoteRun, token: str, query: str, **arguments: Any) -> Any:
+    async with mcp_client(run.url, "legacy", bearer(token)) as client:
+        return await client.call_tool("gmail_search_messages", {"query": query, **arguments})
+
+
+async def test_two_people_each_reach_only_their_own_mail_caches_and_accounts(remote: RemoteRun) -> None:
+    me, ada = remote.sign_in(OWNER), remote.sign_in(WORK_OWNER)
+    mine, hers = remote.token_for(me).access_token, remote.token_for(ada).access_token
+    async with mcp_client(remote.url, "legacy", bearer(mine)) as client:
+        tools = (await client.list_tools()).tools
+    # One account each: no `account` argument to name anyone else's.
+    search_tool = next(tool for tool in tools if tool.name == "gmail_search_messages")
+    assert "account" not in search_tool.input_schema.get("properties", {})
+    # The same query, first for one person then the other: a shared cache would answer her with my (empty) page.
+    assert "Roadmap review" not in text_of(await search(remote, mine, "Roadmap"))
+    hers_first = await search(remote, hers, "Roadmap")
+    assert "Roadmap review" in text_of(hers_first) and not hers_first.is_error
+    assert hers_first.structured_content["mailbox"] == WORK_OWNER
+    # Naming her address as the account from my token reaches nothing of hers.
+    refused = await search(remote, mine, "Roadmap", account=WORK_OWNER)
+    assert refused.is_error and "Roadmap review" not in text_of(refused)
+    people = remote.remote.people
+    assert people.person(me).default_name == OWNER and people.person(ada).default_name == WORK_OWNER
+    assert people.person(me).context_for(None) is not people.person(ada).context_for(None)
+
+
+async def test_a_person_with_two_google_accounts_gets_both_in_the_enum_and_another_person_neither(
+    remote: RemoteRun,
+) -> None:
+    me = remote.sign_in(OWNER)
+    remote.sign_in(WORK_OWNER, to=me)  # connected another account
+    stranger = remote.sign_in(WORK_OWNER)  # she signs in for herself too: her own, separate grant
+    async with mcp_client(remote.url, "legacy", bearer(remote.token_for(me).access_token)) as client:
+        tools = (await client.list_tools()).tools
+        schema = next(tool for tool in tools if tool.name == "gmail_search_messages").input_schema
+        assert schema["properties"]["account"]["enum"] == [OWNER, WORK_OWNER]
+        work = await client.call_tool("gmail_search_messages", {"query": "Budget", "account": WORK_OWNER})
+        assert "Budget 2025" in text_of(work)
+    async with mcp_client(remote.url, "legacy", bearer(remote.token_for(stranger).access_token)) as client:
+        tools = (await client.list_tools()).tools
+        schema = next(tool for tool in tools if tool.name == "gmail_search_messages").input_schema
+        assert "account" not in schema["properties"]
+        mine = await client.call_tool("gmail_search_messages", {"query": "x", "account": OWNER})
+        assert mine.is_error and "No account named" in text_of(mine)
+
+
+async def test_no_token_or_a_token_for_another_resource_gets_401_with_the_metadata_url(remote: RemoteRun) -> None:
+    me = remote.sign_in(OWNER)
+    elsewhere = remote.token_for(me, resource="https://other.example/mcp").access_token
+    good = remote.token_for(me).access_token
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    async with httpx2.AsyncClient(base_url=remote.base) as http:
+        missing = await http.post("/mcp", json=ping)
+        foreign = await http.post("/mcp", json=ping, headers=bearer(elsewhere))
+        in_query = await http.post(f"/mcp?access_token={good}", json=ping)
+        open_doc = await http.get("/.well-known/oauth-protected-resource/mcp")
+    metadata_url = f'resource_metadata="{remote.base}/.well-known/oauth-protected-resource/mcp"'
+    for answer in (missing, foreign, in_query):
+        assert answer.status_code == 401
+        assert (
+            answer.headers["www-authenticate"].startswith("Bearer ")
+            and metadata_url in answer.headers["www-authenticate"]
+        )
+    assert 'error="invalid_token"' in foreign.headers["www-authenticate"]
+    assert open_doc.status_code != 401  # discovery needs no token (served by the authorization server's routes)
+
+
+async def test_a_write_tool_without_its_grant_answers_403_insufficient_scope(remote: RemoteRun) -> None:
+    me = remote.sign_in(OWNER)
+    read_only = remote.token_for(me, scopes=["gmail.read"]).access_token
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "gmail_create_draft", "arguments": {"to": ["a@example.com"], "subject": "s", "body": "b"}},
+    }
+    async with httpx2.AsyncClient(base_url=remote.base) as http:
+        refused = await http.post("/mcp", json=call, headers=bearer(read_only))
+    assert refused.status_code == 403
+    challenge = refused.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge and 'scope="gmail.read gmail.drafts"' in challenge
+    # With the grant, the same call goes through the gate and reaches the tool (the body was replayed whole).
+    async with mcp_client(remote.url, "legacy", bearer(remote.token_for(me).access_token)) as client:
+        done = await client.call_tool("gmail_create_draft", call["params"]["arguments"])
+    assert not done.is_error, text_of(done)
+    # A read tool needs only gmail.read.
+    assert not (await search(remote, read_only, "Roadmap")).is_error
+
+
+async def test_a_revoked_google_grant_makes_the_next_request_401_until_the_person_signs_in_again(
+    remote: RemoteRun, emulator: Emulator
+) -> None:
+    me = remote.sign_in(OWNER)
+    pair = remote.token_for(me)
+    assert not (await search(remote, pair.access_token, "Roadmap")).is_error
+    google_refresh = remote.remote.records.google_account(me, OWNER).refresh_token
+    async with httpx2.AsyncClient() as http:  # the person removes the app at myaccount.google.com
+        revoked = await http.post(emulator.url + "/revoke", data={"token": google_refresh})
+    assert revoked.status_code == 200
+    failed = await search(remote, pair.access_token, "Roadmap")
+    assert failed.is_error and "sign in again" in text_of(failed)
+    async with httpx2.AsyncClient(base_url=remote.base) as http:
+        answer = await http.post(
+            "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=bearer(pair.access_token)
+        )
+    assert answer.status_code == 401 and 'error="invalid_token"' in answer.headers["www-authenticate"]
+    # The client's grant is gone with it: its refresh token cannot bring the dead session back.
+    assert remote.remote.ledger.verify_access(pair.access_token) is None
+    assert remote.remote.ledger.rotate(pair.refresh_token, "test") is None
+    # A fresh sign-in saves a new Google grant: served again.
+    remote.sign_in(OWNER)
+    again = await search(remote, remote.token_for(me).access_token, "Roadmap")
+    assert not again.is_error, text_of(again)
+
+
+async def test_logs_never_hold_tokens_codes_or_google_secrets(
+    remote: RemoteRun, emulator: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    me = remote.sign_in(OWNER)
+    pair = remote.token_for(me)
+    await search(remote, pair.access_token, "Roadmap")
+    async with httpx2.AsyncClient(base_url=remote.base) as http:
+        await http.post("/mcp", json={}, headers=bearer(pair.access_token + "x"))
+    google = remote.remote.records.google_account(me, OWNER)
+    secrets = [pair.access_token, pair.refresh_token, google.refresh_token, remote.remote.client.client_secret]
+    logged = "\n".join(record.getMessage() + json.dumps(record.__dict__, default=str) for record in caplog.records)
+    assert [secret for secret in secrets if secret in logged] == []
+    assert OWNER not in logged  # the person appears as a hash
