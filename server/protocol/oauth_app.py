@@ -12,9 +12,13 @@ The dispatcher is the same as in every other mode: the person only changes which
 
 from __future__ import annotations
 
+import os
+import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,8 +34,10 @@ from server.remote.records import Records
 from server.remote.sqlite_store import SQLiteStore
 from server.runtime.config import Settings
 from server.runtime.http_config import HttpSettings
+from server.runtime.observability import get_logger
 from server.tools import Toolset
 
+log = get_logger("http")
 CONNECT_PATH = "/oauth/accounts/connect"
 
 
@@ -115,6 +121,55 @@ def build_remote(
     )
     guard.oauth = gate
     return Remote(store, ledger, records, client, people, gate, guard, authorization)
+
+
+def open_oauth_server(
+    settings: Settings,
+    bind: str,
+    *,
+    metrics: Callable[[], tuple[bytes, str]],
+    demo_folder: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[Remote, socket.socket, HttpSettings]:
+    """The listening socket and the app of `--http BIND --auth oauth`; ValueError (a plain message naming the
+    variable) for any misconfiguration, OSError when the address cannot be had. With `demo_folder` (--demo) the
+    demo's emulator plays Google (`app/demo_remote.py`)."""
+    from server.remote.oauth_config import load_oauth_settings, open_vault
+    from server.runtime.config import home_dir
+    from server.runtime.http_config import load_http_settings
+    from server.toolsets import ALL_TOOLSETS
+
+    env = dict(os.environ) if env is None else env
+    options = load_http_settings(bind, env)
+    sock = http.bind_socket(options.host, options.port)
+    try:
+        url = options.url(sock.getsockname()[1])
+        if demo_folder is not None:
+            from server.app.demo_remote import demo_oauth_env
+
+            env.update(demo_oauth_env(settings, env.get("GMAIL_MCP_PUBLIC_URL") or url, demo_folder))
+            os.environ["GMAIL_MCP_TOKEN_KEY"] = env["GMAIL_MCP_TOKEN_KEY"]  # the vault reads it (demo only)
+        oauth = load_oauth_settings(
+            loopback_bind=options.loopback,
+            toolsets=ALL_TOOLSETS,
+            enabled=settings.write_tools,
+            home=home_dir(),
+            env=env,
+        )
+        cipher = open_vault()
+    except ValueError:
+        sock.close()
+        raise
+
+    def ready() -> None:
+        log.info(f"serving MCP over streamable HTTP at {url}", extra={"url": url, "auth": "oauth"})
+        sys.stderr.write(f"Add this URL to your MCP client (each person signs in with Google): {oauth.public_url}\n")
+        sys.stderr.flush()
+
+    remote = build_remote(
+        settings, oauth, options, cipher=cipher, toolsets=ALL_TOOLSETS, metrics=metrics, on_ready=ready
+    )
+    return remote, sock, options
 
 
 def _authorization_server(
