@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +27,8 @@ from server.protocol import http
 from server.protocol.dispatch import build_server
 from server.protocol.http_guard import HttpGuard
 from server.protocol.oauth_guard import OAuthGate
+from server.remote.authorization import AllowedUsers, AuthorizationServer
+from server.remote.client_metadata import ClientMetadataFetcher
 from server.remote.google_upstream import GOOGLE_CERTS_URL, GOOGLE_TOKEN_URI, GoogleSignIn, GoogleWebClient
 from server.remote.ledger import Cipher, Ledger
 from server.remote.mailboxes import PeopleSource
@@ -52,7 +55,7 @@ class Remote:
     people: PeopleSource
     gate: OAuthGate
     guard: HttpGuard
-    authorization: Any = None  # the AuthorizationServer, when built
+    authorization: AuthorizationServer | None = None
 
 
 def certs_url_for(client: GoogleWebClient) -> str:
@@ -90,6 +93,7 @@ def build_remote(
     extra_routes: Sequence[Any] = (),
     clock: Callable[[], float] = time.time,
     allow_loopback_clients: bool = False,
+    metadata_tls: ssl.SSLContext | None = None,
 ) -> Remote:
     """Everything of the remote mode over one state store; `authorization_server=False` leaves the AS routes out
     (tests of the resource side issue tokens with the Ledger directly)."""
@@ -108,7 +112,9 @@ def build_remote(
     authorization = None
     sign_in = GoogleSignIn(client, oauth.callback_url)
     if authorization_server:
-        authorization = _authorization_server(store, cipher, oauth, sign_in, clock, allow_loopback_clients)
+        fetcher = ClientMetadataFetcher(store, allow_loopback_http=allow_loopback_clients, tls=metadata_tls)
+        authorization = _authorization_server(store, cipher, oauth, sign_in, clock, fetcher)
+        ledger, records = authorization.ledger, authorization.records
         routes += list(authorization.routes())
     guard.app.router.routes.extend(routes)  # type: ignore[attr-defined]  # the SDK's Starlette app
     gate = OAuthGate(
@@ -178,18 +184,15 @@ def _authorization_server(
     oauth: OAuthSettings,
     sign_in: GoogleSignIn,
     clock: Callable[[], float],
-    allow_loopback_clients: bool,
-) -> Any:
-    from server.remote.authorization import AllowedUsers, AuthorizationServer
-    from server.remote.client_metadata import ClientMetadataFetcher
-
+    fetcher: ClientMetadataFetcher,
+) -> AuthorizationServer:
     return AuthorizationServer(
         store,
         cipher,
         resource_url=oauth.public_url,
         issuer=oauth.issuer,
         google=sign_in,
-        fetcher=ClientMetadataFetcher(store, allow_loopback_http=allow_loopback_clients),
+        fetcher=fetcher,
         allowed_users=AllowedUsers.parse(oauth.allowed_users),
         mcp_scopes=list(oauth.mcp_scopes),
         google_scopes_for=oauth.google_scopes_for,

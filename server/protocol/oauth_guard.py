@@ -113,7 +113,7 @@ class OAuthGate:
             scopes=sorted(access.scopes),
             resource=access.resource,
             subject=access.subject,
-            claims={"email": mailboxes.default_name, "iss": self.issuer},
+            claims={"email": access.email or mailboxes.default_name, "iss": self.issuer},
         )
         scope["user"] = AuthenticatedUser(user)
         if scope.get("method") != "POST":

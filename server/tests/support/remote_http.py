@@ -99,6 +99,7 @@ def remote_server(
     write_tools: frozenset[str] = frozenset(),
     authorization_server: bool = False,
     env: dict[str, str] | None = None,
+    metadata_tls: Any = None,
 ) -> Iterator[RemoteRun]:
     """The remote HTTP app served on 127.0.0.1 (any free port) until the block ends."""
     from cryptography.fernet import Fernet
@@ -119,6 +120,7 @@ def remote_server(
             "GMAIL_MCP_PUBLIC_URL": public,
             "GMAIL_MCP_GOOGLE_CLIENT_FILE": str(client_file),
             "GMAIL_MCP_STATE_DIR": str(scratch / "state"),
+            "GMAIL_MCP_ALLOWED_USERS": "me@example.com,ada@work.example",
             **(env or {}),
         },
     )
@@ -134,6 +136,7 @@ def remote_server(
         metrics=lambda: (b"", "text/plain"),
         authorization_server=authorization_server,
         allow_loopback_clients=True,
+        metadata_tls=metadata_tls,
     )
     import uvicorn
 
