@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from server.protocol import http
 from server.protocol.dispatch import build_server
@@ -150,11 +150,14 @@ def open_oauth_server(
     sock = http.bind_socket(options.host, options.port)
     try:
         url = options.url(sock.getsockname()[1])
+        routes: list[Any] = []
         if demo_folder is not None:
-            from server.app.demo_remote import demo_oauth_env
+            from server.app.demo_mode import demo_oauth_env
 
-            env.update(demo_oauth_env(settings, env.get("GMAIL_MCP_PUBLIC_URL") or url, demo_folder))
+            demo_env, person = demo_oauth_env(settings, env.get("GMAIL_MCP_PUBLIC_URL") or url, demo_folder)
+            env.update(demo_env)
             os.environ["GMAIL_MCP_TOKEN_KEY"] = env["GMAIL_MCP_TOKEN_KEY"]  # the vault reads it (demo only)
+            routes.append(demo_chooser(settings.endpoint, person))
         oauth = load_oauth_settings(
             loopback_bind=options.loopback,
             toolsets=ALL_TOOLSETS,
@@ -173,9 +176,32 @@ def open_oauth_server(
         sys.stderr.flush()
 
     remote = build_remote(
-        settings, oauth, options, cipher=cipher, toolsets=ALL_TOOLSETS, metrics=metrics, on_ready=ready
+        settings,
+        oauth,
+        options,
+        cipher=cipher,
+        toolsets=ALL_TOOLSETS,
+        metrics=metrics,
+        on_ready=ready,
+        extra_routes=routes,
     )
     return remote, sock, options
+
+
+def demo_chooser(emulator: str, person: str) -> Any:
+    """`--demo`: Google's account chooser, played by this server: the demo person is chosen, and the browser goes on
+    to the emulator's authorization endpoint (which consents for the person `login_hint` names)."""
+    from starlette.requests import Request
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Route
+
+    from server.app.demo_mode import DEMO_CHOOSER_PATH
+
+    async def choose(request: Request) -> RedirectResponse:
+        query = urlencode({**dict(request.query_params), "login_hint": person})
+        return RedirectResponse(f"{emulator}/o/oauth2/v2/auth?{query}", status_code=302)
+
+    return Route(DEMO_CHOOSER_PATH, choose, methods=["GET"])
 
 
 def _authorization_server(

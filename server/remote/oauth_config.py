@@ -14,8 +14,8 @@ it listens.
 
 MCP scopes are this server's own (`person.py`): `gmail.read` and one per enabled write group. Each maps to the
 narrowest Google scope that serves every tool of its group, as the toolsets declare them (read -> gmail.readonly,
-drafts -> gmail.compose, send -> gmail.compose: Gmail's drafts.send needs it, labels -> gmail.modify), and
-Google is always asked for `openid email` too (the person is their Google `sub`).
+drafts -> gmail.compose, send -> gmail.compose: Gmail's drafts.send needs it, labels -> gmail.modify);
+`GoogleSignIn` asks for `openid email` beside them (the person is their Google `sub`).
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from server import scopes
+from server.remote.ledger import Cipher
 from server.remote.person import READ_SCOPE, SCOPE_PREFIX, scopes_for_groups
 from server.runtime.http_config import is_loopback
 from server.tools import Toolset
 
 CALLBACK_PATH = "/oauth/google/callback"
-IDENTITY_SCOPES = ("openid", "email")
 # Narrowest first: the first of these that serves every tool of a group is the one Google is asked for.
 NARROWEST_FIRST = (scopes.READONLY, scopes.SEND, scopes.COMPOSE, scopes.LABELS, scopes.MODIFY, scopes.FULL)
 
@@ -53,8 +53,9 @@ class OAuthSettings:
         return self.issuer + CALLBACK_PATH
 
     def google_scopes_for(self, mcp_scopes: Iterable[str]) -> list[str]:
-        """The Google scopes to ask for: `openid email` and those of each MCP scope, in a stable order."""
-        wanted = [*IDENTITY_SCOPES]
+        """The Gmail scopes the MCP scopes need, in a stable order (`GoogleSignIn` always adds `openid email`; the
+        authorization server checks Google granted each of these, and Google reports `email` under another name)."""
+        wanted: list[str] = []
         for scope in mcp_scopes:
             wanted += self.google_scopes.get(scope, ())
         return list(dict.fromkeys(wanted))
@@ -166,7 +167,7 @@ def load_oauth_settings(
     return OAuthSettings(resource, issuer, client_file, allowed, state_dir, mcp_scopes, google)
 
 
-def open_vault() -> object:
+def open_vault() -> Cipher:
     """The Fernet cipher of Google refresh tokens; ValueError naming GMAIL_MCP_TOKEN_KEY when there is none."""
     from server.remote.records import vault_cipher
     from server.runtime.token_crypto import KeyUnavailable

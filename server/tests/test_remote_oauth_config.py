@@ -49,8 +49,8 @@ def test_a_complete_configuration(tmp_path: Path) -> None:
     )
     assert got.state_dir == tmp_path / "remote-state" and got.state_dir.is_dir()
     assert got.mcp_scopes == ("gmail.read", "gmail.drafts", "gmail.labels", "gmail.send")
-    assert got.google_scopes_for(["gmail.read"]) == ["openid", "email", scopes.READONLY]
-    assert got.google_scopes_for(got.mcp_scopes) == ["openid", "email", scopes.READONLY, scopes.COMPOSE, scopes.MODIFY]
+    assert got.google_scopes_for(["gmail.read"]) == [scopes.READONLY]
+    assert got.google_scopes_for(got.mcp_scopes) == [scopes.READONLY, scopes.COMPOSE, scopes.MODIFY]
 
 
 def test_scope_maps_follow_the_toolsets_declarations() -> None:
