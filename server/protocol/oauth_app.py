@@ -23,7 +23,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from starlette.routing import Route
+
 from server.protocol import http
+from server.protocol.connect_page import CONNECT_PATH, ConnectPages
 from server.protocol.dispatch import build_server
 from server.protocol.http_guard import HttpGuard
 from server.protocol.oauth_guard import OAuthGate
@@ -32,7 +35,7 @@ from server.remote.client_metadata import ClientMetadataFetcher
 from server.remote.google_upstream import GOOGLE_CERTS_URL, GOOGLE_TOKEN_URI, GoogleSignIn, GoogleWebClient
 from server.remote.ledger import Cipher, Ledger
 from server.remote.mailboxes import PeopleSource
-from server.remote.oauth_config import OAuthSettings, write_tool_groups
+from server.remote.oauth_config import CALLBACK_PATH, OAuthSettings, write_tool_groups
 from server.remote.records import Records
 from server.remote.sqlite_store import SQLiteStore
 from server.runtime.config import Settings
@@ -41,7 +44,6 @@ from server.runtime.observability import get_logger
 from server.tools import Toolset
 
 log = get_logger("http")
-CONNECT_PATH = "/oauth/accounts/connect"
 
 
 @dataclass
@@ -116,6 +118,8 @@ def build_remote(
         authorization = _authorization_server(store, cipher, oauth, sign_in, clock, fetcher)
         ledger, records = authorization.ledger, authorization.records
         routes += list(authorization.routes())
+    callback = next((r for r in routes if isinstance(r, Route) and r.path == CALLBACK_PATH), None)
+    routes[:0] = ConnectPages(people, records, sign_in, oauth).routes(callback)  # first: its callback wraps the AS's
     guard.app.router.routes.extend(routes)  # type: ignore[attr-defined]  # the SDK's Starlette app
     gate = OAuthGate(
         ledger,

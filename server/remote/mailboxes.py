@@ -27,6 +27,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlencode
 
 from server.errors import AuthError, GmailError, InvalidInputError, PermissionDeniedError
 from server.gmail.cache import CachedGmail
@@ -43,6 +44,7 @@ from server.runtime.write_safety import WriteSafety
 from server.tools import ToolContext
 
 log = get_logger("remote")
+CONNECT_TICKET = "connect-ticket"  # the stage of a pending request that is a connect link's ticket
 MAX_PEOPLE = 256  # people whose clients and caches stay in memory; the least recently served go first
 _bound: contextvars.ContextVar[PersonMailboxes | None] = contextvars.ContextVar("gmail_mcp_person", default=None)
 
@@ -96,9 +98,16 @@ class PersonMailboxes:
             raise InvalidInputError(
                 f"No account named {(account or '')[:60]!r} is connected for you.",
                 hint=f"Use one of your accounts: {', '.join(self.names) or 'none yet'}. "
-                f"To add another Google account, open {self.owner.connect_url}",
+                + self.unknown_account_hint(account),
             )
         return key
+
+    def unknown_account_hint(self, account: str | None) -> str:
+        link = self.owner.connect_link(self.subject, account)
+        return (
+            "To add another Google account, give the person this link to open in their browser (single use, "
+            f"10 minutes): {link}"
+        )
 
     def context_for(self, account: str | None) -> ToolContext:
         if account is None and not self.listing:
@@ -111,10 +120,8 @@ class PersonMailboxes:
             return ctx
 
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
-        try:
-            found = self.owner.records.google_account(self.subject, self._name(account))
-        except InvalidInputError:
-            return None
+        key = (account or self.default_name).strip().lower()
+        found = self.owner.records.google_account(self.subject, key) if key in dict(self.listing) else None
         return found.scopes if found else None
 
     def mailbox_of(self, account: str | None) -> str | None:
@@ -126,8 +133,8 @@ class PersonMailboxes:
         explained = copy.copy(error)
         if isinstance(error, PermissionDeniedError) and not isinstance(error, AuthError):
             explained.hint = (
-                "The person's Google grant lacks this access: they sign in again through their client and allow it "
-                f"(or connect the account again at {self.owner.connect_url})."
+                "The person's Google grant lacks this access: they sign in again through their client and allow "
+                "it on Google's consent screen (or connect the account again)."
             )
         else:
             # Google refused the grant (a refresh after Gmail's 401 lands here too, not only GrantCredentials.get):
@@ -208,6 +215,13 @@ class PeopleSource:
     @staticmethod
     def current() -> PersonMailboxes | None:
         return _bound.get()
+
+    def connect_link(self, subject: str, account: str | None = None) -> str:
+        """A link to the connect-another-account page (`protocol/connect_page.py`), with a single-use ticket
+        naming the person (pending requests live ten minutes)."""
+        ticket = self.records.begin_request({"stage": CONNECT_TICKET, "subject": subject})
+        query = {"ticket": ticket, **({"account": account.strip()[:320]} if account and account.strip() else {})}
+        return f"{self.connect_url}?{urlencode(query)}"
 
     # ---- a grant Google refused
     def grant_died(self, subject: str, email: str, refresh_token: str) -> None:
@@ -306,6 +320,10 @@ class PeopleSource:
     def explain(self, error: GmailError, account: str | None) -> GmailError:
         bound = _bound.get()
         return bound.explain(error, account) if bound else error
+
+    def unknown_account_hint(self, account: str | None) -> str:
+        bound = _bound.get()
+        return bound.unknown_account_hint(account) if bound else ""
 
     def warm_up(self) -> None:
         """Nothing: each person's clients are built by their first call."""

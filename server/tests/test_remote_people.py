@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,8 @@ from server.emulator import Emulator
 from server.tests.support.accounts import WORK_OWNER, two_account_emulator
 from server.tests.support.emulator import OWNER
 from server.tests.support.http_server import mcp_client
-from server.tests.support.remote_http import RemoteRun, remote_server
+from server.tests.support.oauth_browser import at_google
+from server.tests.support.remote_http import RemoteRun, follow_once, remote_server
 
 pytestmark = pytest.mark.anyio
 
@@ -184,3 +188,45 @@ async def test_logs_never_hold_tokens_codes_or_google_secrets(
     logged = "\n".join(record.getMessage() + json.dumps(record.__dict__, default=str) for record in caplog.records)
     assert [secret for secret in secrets if secret in logged] == []
     assert OWNER not in logged  # the person appears as a hash
+
+
+def link_in(result: Any) -> str:
+    found = re.search(r"(http://127\.0\.0\.1:\d+/oauth/accounts/connect\?\S+)", text_of(result))
+    assert found, text_of(result)
+    return found.group(1)
+
+
+def page_of(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+async def test_connect_another_account_from_the_link_in_the_unknown_account_error(remote: RemoteRun) -> None:
+    me = remote.sign_in(OWNER)
+    token = remote.token_for(me).access_token
+    unknown = await search(remote, token, "Budget", account=WORK_OWNER)
+    assert unknown.is_error
+    link = link_in(unknown)
+    # The browser: the person's own Google sign-in first (this browser is theirs), then the new account's consent.
+    to_google = follow_once(link)
+    assert f"login_hint={OWNER.replace('@', '%40')}" in to_google
+    second = follow_once(follow_once(to_google))  # Google -> our callback -> Google again, for the new account
+    assert "login_hint=" + WORK_OWNER.replace("@", "%40") in second
+    status, page = page_of(follow_once(second))
+    assert status == 200 and "Connected" in page and WORK_OWNER in page
+    found = await search(remote, token, "Budget", account=WORK_OWNER)
+    assert not found.is_error and "Budget 2025" in text_of(found)
+    assert page_of(link)[0] == 400  # single use
+
+
+async def test_a_connect_link_opened_in_someone_elses_browser_attaches_nothing(remote: RemoteRun) -> None:
+    me = remote.sign_in(OWNER)
+    link = link_in(await search(remote, remote.token_for(me).access_token, "x", account="nobody@example.net"))
+    # Someone else opens it: Google signs them in as themselves, not as the link's owner.
+    back = at_google(follow_once(link), WORK_OWNER)
+    status, page = page_of(back)
+    assert status == 403 and "someone else" in page
+    assert [account.email for account in remote.remote.records.google_accounts(me)] == [OWNER]
