@@ -230,3 +230,14 @@ async def test_a_connect_link_opened_in_someone_elses_browser_attaches_nothing(r
     status, page = page_of(back)
     assert status == 403 and "someone else" in page
     assert [account.email for account in remote.remote.records.google_accounts(me)] == [OWNER]
+
+
+async def test_failed_tokens_are_rate_limited_per_client_as_static_ones(remote: RemoteRun) -> None:
+    me = remote.sign_in(OWNER)
+    good = remote.token_for(me).access_token
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    async with httpx2.AsyncClient(base_url=remote.base) as http:
+        wrong = [await http.post("/mcp", json=ping, headers=bearer(f"guess-{n}")) for n in range(10)]
+        blocked = await http.post("/mcp", json=ping, headers=bearer(good))
+    assert [answer.status_code for answer in wrong] == [401] * 10
+    assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) >= 1

@@ -10,6 +10,8 @@ Evidence: /work/shared/notes/remote-auth.md (claude.ai has no elicitation; 2026-
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from server.emulator import Emulator
+from server.remote.mailboxes import person_tag
 from server.tests.support.accounts import WORK_OWNER, two_account_emulator
 from server.tests.support.emulator import OWNER
 from server.tests.support.remote_http import RemoteRun, remote_server
@@ -62,7 +65,10 @@ def sends(emulator: Emulator) -> int:
     return sum(entry["method"] == "POST" and entry["path"].endswith("/drafts/send") for entry in emulator.requests())
 
 
-async def test_a_code_issued_to_one_person_cannot_be_redeemed_by_another(remote: RemoteRun, emulator: Emulator) -> None:
+async def test_a_code_issued_to_one_person_cannot_be_redeemed_by_another(
+    remote: RemoteRun, emulator: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="gmail_mcp.audit")
     me = remote.sign_in(OWNER)
     other = remote.sign_in(WORK_OWNER)
     remote.sign_in(OWNER, to=other)  # the other person connected the same mailbox (a shared account)
@@ -81,6 +87,11 @@ async def test_a_code_issued_to_one_person_cannot_be_redeemed_by_another(remote:
         mine_sent = await mine.call_tool("gmail_send_draft", {"draft_id": draft_id, "confirmation_code": code})
         assert mine_sent.structured_content["status"] == "sent"
     assert sends(emulator) == before + 1
+    # Audit lines name the person by a stable hash, never by address; each line is the person's own.
+    lines = [record.audit for record in caplog.records if hasattr(record, "audit")]
+    assert lines and {line["person"] for line in lines} <= {person_tag(me), person_tag(other)}
+    assert any(line["person"] == person_tag(me) and line["action"] == "drafts.send" for line in lines)
+    assert OWNER not in json.dumps(lines)
 
 
 async def test_a_2026_client_is_asked_through_an_input_required_round_trip(
