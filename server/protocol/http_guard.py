@@ -6,7 +6,9 @@ In order, for every request:
    browser `Origin` must be loopback or configured (403 otherwise), as the MCP transport spec requires;
 3. authentication: `Authorization: Bearer <token>` or `X-API-Key: <token>`, compared in constant time against
    the configured tokens' digests; missing or wrong -> 401 with `WWW-Authenticate`, and nothing behind runs.
-   A client that fails too often gets 429 until its window passes; failures are logged without the credential;
+   A client that fails too often gets 429 until its window passes; failures are logged without the credential.
+   With `--auth oauth` the gate of `oauth_guard.py` (`self.oauth`) takes this step's place: tokens this server
+   issued for this resource, the authorization server's paths open, the same failure limit;
 4. `/metrics` (Prometheus text) for authenticated callers, or for anyone when configured `open`;
 5. a limit on POST requests served at once (503 with Retry-After beyond it; streams do not count);
 6. the SDK app, with the credential's label as the authenticated user (sessions stay bound to the credential

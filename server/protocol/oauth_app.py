@@ -179,6 +179,12 @@ def open_oauth_server(
         sys.stderr.write(f"Add this URL to your MCP client (each person signs in with Google): {oauth.public_url}\n")
         sys.stderr.flush()
 
+    held: list[Remote] = []
+
+    def shutdown() -> None:
+        if held:
+            log.info("metrics summary", extra={"metrics": held[0].people.metrics_summary()})
+
     remote = build_remote(
         settings,
         oauth,
@@ -187,8 +193,10 @@ def open_oauth_server(
         toolsets=ALL_TOOLSETS,
         metrics=metrics,
         on_ready=ready,
+        on_shutdown=shutdown,
         extra_routes=routes,
     )
+    held.append(remote)
     return remote, sock, options
 
 
