@@ -12,13 +12,22 @@ started and hands every other to the authorization server's handler):
    saved sealed among the person's Google grants (`Records.save_google_account`). The `account` enum shows it on
    the next listing.
 Errors are pages (the person is in a browser), never a redirect elsewhere.
+
+Where the client supports URL-mode elicitation (MCP 2025-11-25: the spec's own case of a server that is an OAuth
+client of a third party), a call naming an account the person has not connected answers the JSON-RPC error
+`URLElicitationRequired` (-32042) carrying the link (`url_elicitation`, a server middleware): the client opens it
+for the person and may retry. Other clients get the link in the unknown-account error's hint.
 """
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Awaitable, Callable
 from html import escape
 from typing import Any
 
+import mcp_types as types
+from mcp.shared.exceptions import UrlElicitationRequiredError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -29,6 +38,7 @@ from server.remote.mailboxes import CONNECT_TICKET as TICKET
 from server.remote.mailboxes import PeopleSource, person_tag
 from server.remote.oauth_config import CALLBACK_PATH, OAuthSettings
 from server.remote.pages import error_page
+from server.remote.person import person_of
 from server.remote.records import GoogleAccount, Records
 from server.remote.store import PENDING
 from server.runtime.observability import get_logger
@@ -126,3 +136,32 @@ class _SharedCallback:
             await response(scope, receive, send)
         else:
             await self.fallback.handle(scope, receive, send)
+
+
+def client_opens_urls(ctx: Any) -> bool:
+    """Whether the client declared URL-mode elicitation."""
+    capabilities = getattr(getattr(ctx, "session", None), "client_capabilities", None)
+    elicitation = getattr(capabilities, "elicitation", None)
+    return getattr(elicitation, "url", None) is not None
+
+
+def url_elicitation(people: PeopleSource) -> Any:
+    """The server middleware that offers the connect page as a URL elicitation (see the module docstring)."""
+
+    async def middleware(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        params = ctx.params if ctx.method == "tools/call" and isinstance(ctx.params, dict) else {}
+        arguments = params.get("arguments")
+        wanted = arguments.get("account") if isinstance(arguments, dict) else None
+        person = person_of(ctx) if isinstance(wanted, str) and wanted.strip() else None
+        if person is not None and isinstance(wanted, str) and client_opens_urls(ctx):
+            mailboxes = people.person(person.subject)
+            if wanted.strip().lower() not in mailboxes.names:
+                link = people.connect_link(person.subject, wanted)
+                message = f"Connect the Google account {wanted.strip()[:80]} to use its mail here."
+                request = types.ElicitRequestURLParams(
+                    mode="url", url=link, message=message, elicitation_id=secrets.token_urlsafe(12)
+                )
+                raise UrlElicitationRequiredError([request])
+        return await call_next(ctx)
+
+    return middleware

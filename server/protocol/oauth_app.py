@@ -26,7 +26,7 @@ from urllib.parse import urlencode, urlsplit
 from starlette.routing import Route
 
 from server.protocol import http
-from server.protocol.connect_page import CONNECT_PATH, ConnectPages
+from server.protocol.connect_page import CONNECT_PATH, ConnectPages, url_elicitation
 from server.protocol.dispatch import build_server
 from server.protocol.http_guard import HttpGuard
 from server.protocol.oauth_guard import OAuthGate
@@ -108,6 +108,7 @@ def build_remote(
     people = PeopleSource(records, client, settings, connect_url=oauth.issuer + CONNECT_PATH)
     server = build_server(people, toolsets=toolsets, enabled=settings.write_tools)
     server.middleware.append(people.middleware)
+    server.middleware.append(url_elicitation(people))
     options = with_public_origin(options, oauth)
     guard = http.build_app(server, options, metrics=metrics, on_ready=on_ready, on_shutdown=on_shutdown)
     routes: list[Any] = list(extra_routes)

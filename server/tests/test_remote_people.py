@@ -22,6 +22,9 @@ from typing import Any
 
 import httpx2
 import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 
 from server.emulator import Emulator
 from server.tests.support.accounts import WORK_OWNER, two_account_emulator
@@ -241,3 +244,23 @@ async def test_failed_tokens_are_rate_limited_per_client_as_static_ones(remote: 
         blocked = await http.post("/mcp", json=ping, headers=bearer(good))
     assert [answer.status_code for answer in wrong] == [401] * 10
     assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) >= 1
+
+
+async def test_a_client_that_opens_urls_is_offered_the_connect_page_as_a_url_elicitation(remote: RemoteRun) -> None:
+    """MCP 2025-11-25 URL-mode elicitation: the -32042 error carries the link; the person connects; the retry works."""
+
+    async def never(_ctx: Any, _params: Any) -> Any:
+        raise AssertionError("the server asks nothing mid-call here")
+
+    me = remote.sign_in(OWNER)
+    http = httpx2.AsyncClient(headers=bearer(remote.token_for(me).access_token), timeout=httpx2.Timeout(60.0))
+    client = Client(streamable_http_client(remote.url, http_client=http), mode="legacy", elicitation_callback=never)
+    async with client as session:
+        with pytest.raises(MCPError) as raised:
+            await session.call_tool("gmail_search_messages", {"query": "Budget", "account": WORK_OWNER})
+        (offer,) = UrlElicitationRequiredError.from_error(raised.value.error).elicitations
+        assert offer.url.startswith(remote.base + "/oauth/accounts/connect?") and WORK_OWNER in offer.message
+        second = follow_once(follow_once(follow_once(offer.url)))
+        assert page_of(follow_once(second))[0] == 200
+        found = await session.call_tool("gmail_search_messages", {"query": "Budget", "account": WORK_OWNER})
+        assert not found.is_error and "Budget 2025" in text_of(found)
