@@ -1,6 +1,7 @@
 """`--http --auth oauth` assembled: the state store, the authorization server, each person's mailboxes, the gate.
 
-    store (SQLite in GMAIL_MCP_STATE_DIR) -> Ledger (codes, tokens) + Records (clients, consents, Google grants)
+    store (SQLite in GMAIL_MCP_STATE_DIR, or GMAIL_MCP_STORE's Redis)
+        -> Ledger (codes, tokens) + Records (clients, consents, Google grants)
     AuthorizationServer (server/remote/authorization.py): /authorize, /token, /register, /revoke, the consent
         and Google callback pages, the discovery documents; mounted beside the SDK's /mcp
     PeopleSource (server/remote/mailboxes.py): the tools' ContextSource, bound per request to the person
@@ -37,7 +38,9 @@ from server.remote.ledger import Cipher, Ledger
 from server.remote.mailboxes import PeopleSource
 from server.remote.oauth_config import CALLBACK_PATH, OAuthSettings, write_tool_groups
 from server.remote.records import Records
-from server.remote.sqlite_store import SQLiteStore
+from server.remote.sqlite_store import STATE_DIR_ENV
+from server.remote.store import StateStore, StoreUnavailable
+from server.remote.store_choice import NAMESPACE_ENV, PUBLIC_URL_ENV, STORE_ENV, open_store
 from server.runtime.config import Settings
 from server.runtime.http_config import HttpSettings
 from server.runtime.observability import get_logger
@@ -50,7 +53,7 @@ log = get_logger("http")
 class Remote:
     """The pieces of the remote mode, kept for tests and the entry point."""
 
-    store: SQLiteStore
+    store: StateStore
     ledger: Ledger
     records: Records
     client: GoogleWebClient
@@ -96,10 +99,14 @@ def build_remote(
     clock: Callable[[], float] = time.time,
     allow_loopback_clients: bool = False,
     metadata_tls: ssl.SSLContext | None = None,
+    store: StateStore | None = None,
 ) -> Remote:
     """Everything of the remote mode over one state store; `authorization_server=False` leaves the AS routes out
-    (tests of the resource side issue tokens with the Ledger directly)."""
-    store = SQLiteStore(oauth.state_dir / "state.sqlite3", clock=clock)
+    (tests of the resource side issue tokens with the Ledger directly). `store`: the state store (default: the one
+    `GMAIL_MCP_STORE` names, else SQLite in the state folder)."""
+    if store is None:  # the embedded store in the state folder, unless GMAIL_MCP_STORE names a shared one
+        chosen = {name: os.environ[name] for name in (STORE_ENV, NAMESPACE_ENV) if name in os.environ}
+        store = open_store({**chosen, STATE_DIR_ENV: str(oauth.state_dir), PUBLIC_URL_ENV: oauth.public_url}, clock)
     ledger, records = Ledger(store, cipher), Records(store, cipher)
     client = GoogleWebClient.from_file(oauth.google_client_file)
     client = GoogleWebClient(
@@ -171,6 +178,10 @@ def open_oauth_server(
             env=env,
         )
         cipher = open_vault()
+        store = open_store({**env, STATE_DIR_ENV: str(oauth.state_dir)})
+    except StoreUnavailable as exc:
+        sock.close()
+        raise ValueError(str(exc)) from None
     except ValueError:
         sock.close()
         raise
@@ -196,6 +207,7 @@ def open_oauth_server(
         on_ready=ready,
         on_shutdown=shutdown,
         extra_routes=routes,
+        store=store,
     )
     held.append(remote)
     return remote, sock, options
@@ -218,7 +230,7 @@ def demo_chooser(emulator: str, person: str) -> Any:
 
 
 def _authorization_server(
-    store: SQLiteStore,
+    store: StateStore,
     cipher: Cipher,
     oauth: OAuthSettings,
     sign_in: GoogleSignIn,

@@ -6,7 +6,7 @@
                                   redirect URIs hold `<public origin>/oauth/google/callback`
     GMAIL_MCP_ALLOWED_USERS       who may sign in: addresses and `@domain` entries, comma-separated (required
                                   unless the server is reachable from this machine only)
-    GMAIL_MCP_STATE_DIR           where the state store lives (SQLite; default: `remote-state` in the home folder)
+    GMAIL_MCP_STATE_DIR           where the state store lives (SQLite; default: `state` in the home folder)
     GMAIL_MCP_TOKEN_KEY           the Fernet key that seals Google refresh tokens (else the OS keyring)
 
 Every problem is a ValueError whose message names the variable and what to do: the server exits with it before
@@ -156,7 +156,7 @@ def load_oauth_settings(
             "addresses and @domain entries allowed to sign in (e.g. ada@example.com,@example.org)"
         )
     state_text = env.get("GMAIL_MCP_STATE_DIR", "").strip()
-    state_dir = Path(state_text).expanduser() if state_text else home / "remote-state"
+    state_dir = Path(state_text).expanduser() if state_text else home / "state"  # as sqlite_store.state_dir
     try:
         state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as error:

@@ -47,7 +47,7 @@ def test_a_complete_configuration(tmp_path: Path) -> None:
         "https://mail.example.net",
         CALLBACK,
     )
-    assert got.state_dir == tmp_path / "remote-state" and got.state_dir.is_dir()
+    assert got.state_dir == tmp_path / "state" and got.state_dir.is_dir()
     assert got.mcp_scopes == ("gmail.read", "gmail.drafts", "gmail.labels", "gmail.send")
     assert got.google_scopes_for(["gmail.read"]) == [scopes.READONLY]
     assert got.google_scopes_for(got.mcp_scopes) == [scopes.READONLY, scopes.COMPOSE, scopes.MODIFY]
