@@ -23,7 +23,7 @@ import httplib2
 from google.auth import exceptions as google_exceptions
 from google.oauth2.credentials import Credentials
 
-from server.errors import AuthError, TransientError
+from server.errors import AuthError, ReauthRequiredError, TransientError
 from server.gmail.errors import describe_refresh_failure
 from server.gmail.token_endpoint import single_attempt_request
 from server.remote.google_upstream import GoogleWebClient
@@ -79,7 +79,9 @@ class GrantCredentials:
                 credentials.refresh(single_attempt_request(self._http_factory()))
             except (google_exceptions.RefreshError, google_exceptions.TransportError, OSError) as exc:
                 error = describe_refresh_failure(exc)
-                if isinstance(error, AuthError):
+                if isinstance(error, ReauthRequiredError) or (
+                    isinstance(error, AuthError) and "invalid_grant" in error.message
+                ):
                     self.on_dead(self.email, account.refresh_token)
                     raise sign_in_again(self.email) from None
                 raise error from None

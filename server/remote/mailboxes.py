@@ -12,10 +12,10 @@ their address; the default is the account they signed in with. Each (person, acc
 (connections, retries, quota budget), caches, confirmation codes, send limit and audit trail (lines carry the
 person as a stable hash, never an address), built on first use and kept in a bounded LRU of people.
 
-A Google grant that died (`google_tokens.GrantCredentials.on_dead`): for the account the person signed in with,
-the person is marked and their next request answers 401 (`needs_sign_in`), so the client signs in again; the
-mark clears itself once a sign-in saved a new refresh token. A further connected account is dropped instead
-(the person connects it again), since signing in again would not renew it.
+A Google grant that died (`invalid_grant`: revoked, expired; `invalid_rapt`: a fresh sign-in is wanted; seen by
+`google_tokens.GrantCredentials` or in a call's AuthError, `explain`) is dropped from the store, so every replica
+knows at once: without the grant of their sign-in account the person's next request answers 401
+(`needs_sign_in`) and the client signs in again, which saves a new one; a further account is connected again.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from server.errors import AuthError, GmailError, InvalidInputError, PermissionDeniedError
+from server.errors import AuthError, GmailError, InvalidInputError, PermissionDeniedError, ReauthRequiredError
 from server.gmail.cache import CachedGmail
 from server.gmail_client import GmailClient
 from server.remote.google_tokens import GrantCredentials
@@ -47,6 +47,11 @@ log = get_logger("remote")
 CONNECT_TICKET = "connect-ticket"  # the stage of a pending request that is a connect link's ticket
 MAX_PEOPLE = 256  # people whose clients and caches stay in memory; the least recently served go first
 _bound: contextvars.ContextVar[PersonMailboxes | None] = contextvars.ContextVar("gmail_mcp_person", default=None)
+
+
+def grant_is_dead(error: GmailError) -> bool:
+    """Google refused the refresh token for good (`gmail/errors.py`'s wording of invalid_grant / invalid_rapt)."""
+    return isinstance(error, ReauthRequiredError) or "invalid_grant" in error.message
 
 
 def person_tag(subject: str) -> str:
@@ -136,9 +141,9 @@ class PersonMailboxes:
                 "The person's Google grant lacks this access: they sign in again through their client and allow "
                 "it on Google's consent screen (or connect the account again)."
             )
-        else:
-            # Google refused the grant (a refresh after Gmail's 401 lands here too, not only GrantCredentials.get):
-            # the next request of this person answers 401, so the client signs in again instead of looping.
+        elif grant_is_dead(error):
+            # A refresh after Gmail's 401 lands here too, not only in GrantCredentials.get: the next request of
+            # this person answers 401, so the client signs in again instead of looping on tool errors.
             name = self._name(account)
             held = self.owner.records.google_account(self.subject, name)
             if held is not None:
@@ -170,7 +175,6 @@ class PeopleSource:
         self.http_factory = http_factory
         self.max_people = max_people
         self._people: OrderedDict[str, PersonMailboxes] = OrderedDict()
-        self._dead: dict[str, tuple[str, str]] = {}  # subject -> (address, the refresh token Google refused)
         self._lock = threading.Lock()
         nobody = GmailClient(settings, _NoCredentials(), metrics=Metrics())
         self.nobody = ToolContext(gmail=CachedGmail(nobody, metrics=Metrics()), enrich_top_k=0, metrics=Metrics())
@@ -225,32 +229,20 @@ class PeopleSource:
 
     # ---- a grant Google refused
     def grant_died(self, subject: str, email: str, refresh_token: str) -> None:
+        """Google refused the grant for good: it is dropped from the store (unless a new sign-in replaced it
+        meanwhile), so every replica sees it at once. Without their sign-in account the person's next request is
+        answered 401 (`needs_sign_in`); a further account is connected again from the link."""
         account = self.records.google_account(subject, email)
-        if account is not None and account.google_sub != subject:
-            self.records.forget_google_account(subject, email)  # a further account: connected again, not signed in
-            log.warning(
-                "connected google account dropped: google refused its grant", extra={"person": person_tag(subject)}
-            )
-            return
-        with self._lock:
-            self._dead[subject] = (email, refresh_token)
-        log.warning(
-            "google grant refused: the next request asks for a new sign-in", extra={"person": person_tag(subject)}
-        )
+        if account is None or account.refresh_token != refresh_token:
+            return  # already dropped, or a fresh sign-in saved a new grant since the call began
+        self.records.forget_google_account(subject, email)
+        whose = "sign-in" if account.google_sub == subject else "connected"
+        log.warning(f"google refused the {whose} account's grant: dropped", extra={"person": person_tag(subject)})
 
     def needs_sign_in(self, subject: str) -> bool:
-        """Whether the person's sign-in grant died and no new sign-in has replaced it since."""
-        with self._lock:
-            dead = self._dead.get(subject)
-        if dead is None:
-            return False
-        current = self.records.google_account(subject, dead[0])
-        if current is not None and current.refresh_token != dead[1]:
-            with self._lock:
-                self._dead.pop(subject, None)
-                self._people.pop(subject, None)
-            return False
-        return True
+        """Whether the person holds no live Google grant of their own sign-in account (it died, or was never
+        saved): they must sign in again through their client."""
+        return not any(sub == subject for _, sub in self.person(subject).listing)
 
     # ---- building one account's context
     def build_context(self, person: PersonMailboxes, name: str) -> ToolContext:

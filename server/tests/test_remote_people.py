@@ -264,3 +264,18 @@ async def test_a_client_that_opens_urls_is_offered_the_connect_page_as_a_url_eli
         assert page_of(follow_once(second))[0] == 200
         found = await session.call_tool("gmail_search_messages", {"query": "Budget", "account": WORK_OWNER})
         assert not found.is_error and "Budget 2025" in text_of(found)
+
+
+async def test_a_dead_grant_of_a_further_account_drops_that_account_only(remote: RemoteRun, emulator: Emulator) -> None:
+    me = remote.sign_in(OWNER)
+    remote.sign_in(WORK_OWNER, to=me)
+    token = remote.token_for(me).access_token
+    assert not (await search(remote, token, "Budget", account=WORK_OWNER)).is_error
+    work_refresh = remote.remote.records.google_account(me, WORK_OWNER).refresh_token
+    async with httpx2.AsyncClient() as http:
+        assert (await http.post(emulator.url + "/revoke", data={"token": work_refresh})).status_code == 200
+    assert (await search(remote, token, "Budget", account=WORK_OWNER)).is_error
+    # The person stays signed in (their own grant is fine); the dead account is gone from their accounts.
+    still = await search(remote, token, "Roadmap")
+    assert not still.is_error
+    assert [account.email for account in remote.remote.records.google_accounts(me)] == [OWNER]
