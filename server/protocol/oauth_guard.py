@@ -99,14 +99,14 @@ class OAuthGate:
             limiter.fail(client)
             await self._challenge(send, 401, "invalid_token" if token else None, "Sign in to use this server")
             return None
-        if await anyio.to_thread.run_sync(self.people.needs_sign_in, access.subject):
+        mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject)
+        if not mailboxes.signed_in:
             self.ledger.revoke_grant(access.grant_id)
             log.warning(
                 "google sign-in expired: the client must sign in again", extra={"person": person_tag(access.subject)}
             )
             await self._challenge(send, 401, "invalid_token", "The Google sign-in expired: sign in again")
             return None
-        mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject)
         user = AccessToken(
             token=token or "",
             client_id=access.client_id,

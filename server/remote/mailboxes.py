@@ -88,6 +88,11 @@ class PersonMailboxes:
         self._lock = threading.Lock()
 
     @property
+    def signed_in(self) -> bool:
+        """Whether the person holds the Google grant of the account they sign in with (else: sign in again)."""
+        return any(sub == self.subject for _, sub in self.listing)
+
+    @property
     def names(self) -> list[str]:
         default = self.default_name
         return [default, *(name for name, _ in self.listing if name != default)] if default else []
@@ -242,7 +247,7 @@ class PeopleSource:
     def needs_sign_in(self, subject: str) -> bool:
         """Whether the person holds no live Google grant of their own sign-in account (it died, or was never
         saved): they must sign in again through their client."""
-        return not any(sub == subject for _, sub in self.person(subject).listing)
+        return not self.person(subject).signed_in
 
     # ---- building one account's context
     def build_context(self, person: PersonMailboxes, name: str) -> ToolContext:

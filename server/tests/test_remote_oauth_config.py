@@ -143,3 +143,20 @@ def test_the_server_exits_non_zero_with_the_variable_named(tmp_path: Path) -> No
         },
     )
     assert no_key.returncode == 2 and "GMAIL_MCP_TOKEN_KEY" in no_key.stderr, no_key.stderr
+
+
+def test_behind_a_proxy_the_public_host_and_origin_are_accepted_on_a_loopback_bind(tmp_path: Path) -> None:
+    """A TLS proxy (Caddy, nginx) forwards the public Host to a loopback bind, and the consent page posts from the
+    public origin: both pass the DNS-rebinding checks; strangers still do not."""
+    from server.protocol.http_guard import host_allowed, origin_allowed
+    from server.protocol.oauth_app import with_public_origin
+    from server.runtime.http_config import load_http_settings
+
+    env = {
+        "GMAIL_MCP_PUBLIC_URL": "https://mail.example.net/mcp",
+        "GMAIL_MCP_GOOGLE_CLIENT_FILE": str(client_file(tmp_path, CALLBACK)),
+        "GMAIL_MCP_ALLOWED_USERS": "@example.net",
+    }
+    options = with_public_origin(load_http_settings("127.0.0.1:8080", {}), settings(tmp_path, env, loopback=True))
+    assert host_allowed("mail.example.net", options) and origin_allowed("https://mail.example.net", options)
+    assert not host_allowed("evil.example", options) and not origin_allowed("https://evil.example", options)
