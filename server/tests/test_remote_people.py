@@ -279,3 +279,24 @@ async def test_a_dead_grant_of_a_further_account_drops_that_account_only(remote:
     still = await search(remote, token, "Roadmap")
     assert not still.is_error
     assert [account.email for account in remote.remote.records.google_accounts(me)] == [OWNER]
+
+
+async def test_a_session_opened_by_one_person_is_refused_to_another(remote: RemoteRun) -> None:
+    me, ada = remote.sign_in(OWNER), remote.sign_in(WORK_OWNER)
+    mine, hers = remote.token_for(me).access_token, remote.token_for(ada).access_token
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(base_url=remote.base) as http:
+        opened = await http.post("/mcp", json=init, headers={**bearer(mine), **accept})
+        session = opened.headers["mcp-session-id"]
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        headers = {"mcp-session-id": session, "mcp-protocol-version": "2025-06-18", **accept}
+        hijacked = await http.post("/mcp", json=listing, headers={**bearer(hers), **headers})
+        own = await http.post("/mcp", json=listing, headers={**bearer(mine), **headers})
+    assert opened.status_code == 200 and own.status_code == 200
+    assert hijacked.status_code in (403, 404) and "gmail_search_messages" not in hijacked.text
