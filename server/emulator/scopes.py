@@ -3,7 +3,8 @@
 Gmail answers a call outside the token's scopes with 403 `insufficientPermissions` ("Request had insufficient
 authentication scopes."). The table follows Gmail's reference: reading needs readonly, modify or full access;
 drafts need compose, modify or full; a plain send also accepts gmail.send; labels on messages need modify or
-full; creating labels also gmail.labels; a permanent delete only full access; the profile any Gmail scope.
+full; creating labels also gmail.labels; a permanent delete only full access; the profile any Gmail scope but
+gmail.settings.basic; reading settings (`settings.sendAs.list/get`) readonly, modify, full or gmail.settings.basic.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ MODIFY = PREFIX + "gmail.modify"
 LABELS = PREFIX + "gmail.labels"
 INSERT = PREFIX + "gmail.insert"
 METADATA = PREFIX + "gmail.metadata"
+SETTINGS_BASIC = PREFIX + "gmail.settings.basic"
 FULL = "https://mail.google.com/"
 BY_NAME = {
     "readonly": READONLY,
@@ -28,11 +30,12 @@ BY_NAME = {
     "insert": INSERT,
     "metadata": METADATA,
     "full": FULL,
+    "settings": SETTINGS_BASIC,
 }
 
 _READ = frozenset({READONLY, MODIFY, FULL})
 _DRAFTS = frozenset({COMPOSE, MODIFY, FULL})
-_ANY = frozenset(BY_NAME.values())
+_ANY = frozenset(BY_NAME.values()) - {SETTINGS_BASIC}  # getProfile does not list gmail.settings.basic
 # (method, pattern below users/{userId}/, scopes any one of which allows the call); first match wins.
 _TABLE: list[tuple[str, re.Pattern[str], frozenset[str]]] = [
     (method, re.compile(pattern), needed)
@@ -40,7 +43,7 @@ _TABLE: list[tuple[str, re.Pattern[str], frozenset[str]]] = [
         ("GET", r"^profile$", _ANY),
         ("GET", r"^(labels|labels/[^/]+)$", _READ | {LABELS, METADATA}),
         ("GET", r"^(history|messages|messages/[^/]+|threads/[^/]+)$", _READ | {METADATA}),
-        ("GET", r"^settings/", _READ),
+        ("GET", r"^settings/", _READ | {SETTINGS_BASIC}),
         ("GET", r"^drafts", _DRAFTS | {READONLY}),
         ("GET", r".*", _READ),
         ("POST", r"^messages/send$", _DRAFTS | {SEND}),
