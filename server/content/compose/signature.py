@@ -10,12 +10,14 @@ already ends with the signature (the model wrote it in) does not get it a second
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 
 from server.content.text.html_text import html_to_text
 
 TEXT_SEPARATOR = "-- "
 HTML_MARKER = '<br><br><span class="gmail_signature_prefix">-- </span><br>'
+_LINK_SUFFIX = re.compile(r" \((?:https?://|mailto:)[^()\s]*\)")
 _HTML_OPEN = '<div dir="ltr" class="gmail_signature" data-smartmail="gmail_signature">'
 
 
@@ -46,8 +48,10 @@ def _squeezed(text: str) -> str:
 
 
 def ends_with(own_text: str, signature: Signature) -> bool:
-    """Whether the text already ends with the signature (blanks aside): it must not be added again."""
-    return _squeezed(own_text).endswith(_squeezed(signature.text))
+    """Whether the text already ends with the signature (blanks aside, and with or without the addresses of its
+    links, which the text form adds in brackets): it must not be added again."""
+    own = _squeezed(own_text)
+    return any(own.endswith(_squeezed(form)) for form in (signature.text, _LINK_SUFFIX.sub("", signature.text)))
 
 
 def plain_to_html(text: str) -> str:

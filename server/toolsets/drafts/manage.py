@@ -172,7 +172,9 @@ def _body(
     own_text, plain_quote, html_quote = split_quote(text, html_part)
     own_html = html_part[: len(html_part) - len(html_quote)] if html_part is not None else None
     bare_text, bare_html, had_signature = split_signature(own_text, own_html)
-    signature = signature_of(args.signature if args.signature is not None else had_signature)
+    # Left unsaid, a signature stays as it was; a new sender brings theirs, as Gmail's From menu does.
+    wanted = args.signature if args.signature is not None else (had_signature or args.from_address is not None)
+    signature = signature_of(wanted)
     new_text = args.body if args.body is not None else bare_text
     if args.body_html is not None:
         new_html: str | None = args.body_html
