@@ -121,7 +121,8 @@ def check_total(known: Sequence[Attachment], listed: Sequence[tuple[str, int]], 
     listing = ", ".join(f"{name} {human_size(size)}" for name, size in largest)
     raw_total = sum(size for _name, size in files)
     raise InvalidInputError(
-        f"The draft is too large: its {len(files)} attachments total {human_size(raw_total)} ({listing}), about "
+        f"The draft is too large: its {len(files)} attachment{'s' if len(files) != 1 else ''} total "
+        f"{human_size(raw_total)} ({listing}), about "
         f"{human_size(total)} once encoded, and Gmail takes at most {human_size(MAX_MESSAGE_BYTES)} per message "
         "including the encoding overhead. Nothing was fetched or saved.",
         hint=TOO_LARGE_HINT,
