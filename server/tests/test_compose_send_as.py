@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from server.content.compose.build import MAX_MESSAGE_BYTES, Attachment
 from server.content.compose.identity import (
@@ -13,7 +15,7 @@ from server.content.compose.identity import (
     usable_identities,
 )
 from server.content.compose.quoting import QuoteSource, reply_quote, split_quote
-from server.content.compose.signature import Signature, signed, split_signature
+from server.content.compose.signature import Signature, ends_with, signed, split_signature
 from server.errors import InvalidInputError
 from server.toolsets.drafts.attach import ContentAttachment, check_total, decode_content, encoded_size
 
@@ -94,3 +96,29 @@ def test_client_bytes_are_base64_checked():
     for bad in ("not base64!", "aGVsbG8=x", "a"):
         with pytest.raises(InvalidInputError, match=r"'c\.bin' is not valid base64"):
             decode_content([ContentAttachment(filename="c.bin", data_base64=bad)])
+
+
+# No "> " line after "x wrote:": split_quote takes that pair for a quote wherever it is (its known limit).
+LINES = st.sampled_from(["Hi Bo,", "", "Thanks!", "-- ", "Ana", "a > b", "See https://x.example", "  ", "x wrote:"])
+SIGNATURES = st.sampled_from(["<b>Ana</b>", "Ana<br>CEO", '<a href="https://a.example">Ana</a>', "<p>Bo</p><p>Co</p>"])
+
+
+@given(own=st.lists(LINES, max_size=8).map("\n".join), markup=SIGNATURES, quoted=st.booleans(), html=st.booleans())
+def test_signing_again_after_an_edit_never_doubles_the_signature(own: str, markup: str, quoted: bool, html: bool):
+    """What `gmail_update_draft` does to a body this server signed: find the quote, take the signature off,
+    sign again. The signature stays exactly once, the person's text and the quote unchanged."""
+    signature = Signature.from_html(markup)
+    assert signature is not None
+    assume(not ends_with(own, signature))  # signed by hand already: left as written (tested above)
+    quote = reply_quote(QuoteSource("Bo <b@x.example>", "Mon, 1 Apr 2024", "S", "", "", "Hello\n-- \nBo"))
+    plain_quote, html_quote = (quote.text, quote.html) if quoted else ("", "")
+    text, body_html = signed(
+        own, "<p>" + own + "</p>" if html else None, signature, plain_quote=plain_quote, html_quote=html_quote
+    )
+    assert body_html is not None
+    own_text, found_quote, found_html_quote = split_quote(text, body_html)
+    assert found_quote == plain_quote and found_html_quote == html_quote
+    bare, bare_html, _found = split_signature(own_text, body_html[: len(body_html) - len(found_html_quote)])
+    again, again_html = signed(bare, bare_html, signature, plain_quote=found_quote, html_quote=found_html_quote)
+    assert again == text and again_html == body_html
+    assert again.count(signature.text_block) <= 1 and again_html.count('data-smartmail="gmail_signature"') == 1

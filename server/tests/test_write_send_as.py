@@ -79,7 +79,7 @@ async def test_a_reply_to_mail_sent_to_an_alias_is_drafted_from_it_with_its_sign
         assert not result.is_error, result.content[0].text
         data = result.structured_content
         assert data["from_address"] == f"Ana Lima <{ALIAS}>" and data["mailbox"] == OWNER
-        assert data["signature_added"] is True
+        assert data["signature_added"] is True and data["from_choices"] == [OWNER]
         assert f"From: Ana Lima <{ALIAS}> | account {OWNER} | signature added" in result.content[0].text
         raw = stack.raw_of(data["message_id"])
         assert parsed(raw)["From"] == f"Ana Lima <{ALIAS}>"  # kept by Gmail: it is a send-as address

@@ -62,7 +62,9 @@ def encoded_size(size: int) -> int:
 
 
 def decode_content(items: Sequence[ContentAttachment]) -> list[Attachment]:
-    """The client's files as attachments; a value that is not base64 is refused, naming the file."""
+    """The client's files as attachments; a value that is not base64 is refused, naming the file. Files that
+    could not fit in one message together are refused before any is decoded (their size read off the text)."""
+    check_total([], [(item.filename, len(item.data_base64) * 3 // 4) for item in items], 0)
     found = []
     for item in items:
         text = "".join(item.data_base64.split()).replace("-", "+").replace("_", "/")

@@ -118,6 +118,7 @@ class CreateDraftResult(ToolOutput):
     from_address: str | None = Field(None, description="Who the draft is from (one of the send-as addresses).")
     mailbox: str | None = Field(None, description="The account's address.")
     signature_added: bool = False
+    from_choices: list[str] = Field(default_factory=list, description="Other send-as addresses (from_address).")
     in_reply_to: str | None = None  # the original's Message-ID header
     attachments: list[str] = Field(default_factory=list)
     dry_run: bool = False
@@ -206,6 +207,7 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
         from_address=sender.from_address,
         mailbox=sender.account,
         signature_added=signature is not None and signature.text_block in text,
+        from_choices=[address for address in sender.choices if address != getattr(sender.identity, "email", None)],
         in_reply_to=in_reply_to,
         thread_id=thread_id,
         attachments=[item.filename for item in attachments],
@@ -253,6 +255,8 @@ def render_created(result: CreateDraftResult) -> str:
     head = "Dry run: this draft would be saved" if result.dry_run else f"Draft saved (not sent): {result.draft_id}"
     lines = [head + (f" | thread {result.thread_id}" if result.thread_id else "")]
     lines.append(from_line(result.from_address, result.mailbox, result.signature_added))
+    if result.from_choices:
+        lines.append("Could also be from (from_address): " + ", ".join(result.from_choices))
     lines += [
         f"{name}: {', '.join(values)}"
         for name, values in (("To", result.to), ("Cc", result.cc), ("Bcc", result.bcc))

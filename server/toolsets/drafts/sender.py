@@ -30,6 +30,7 @@ FROM_HINT_SETTINGS = (
 class Sender:
     identity: SendAs | None  # None: the account's address could not be learnt; Gmail writes its primary one
     account: str | None  # the account's primary address
+    choices: tuple[str, ...] = ()  # every address the draft may be from
 
     @property
     def from_address(self) -> str | None:
@@ -73,9 +74,9 @@ def choose_sender(ctx: ToolContext, from_address: str | None, original_raw: byte
                 f"({describe(known) or 'none known'}).",
                 hint=hint,
             )
-        return Sender(chosen, primary)
+        return Sender(chosen, primary, _emails(known))
     chosen = reply_identity(original_raw, known) if original_raw is not None else None
-    return Sender(chosen or default_identity(known), primary)
+    return Sender(chosen or default_identity(known), primary, _emails(known))
 
 
 def draft_sender(ctx: ToolContext, from_address: str | None, current: str | None) -> Sender:
@@ -86,4 +87,8 @@ def draft_sender(ctx: ToolContext, from_address: str | None, current: str | None
     known, _listed = identities(ctx)
     primary = next((identity.email for identity in known if identity.is_primary), None)
     found = find_identity(known, current) if current else None
-    return Sender(found or default_identity(known), primary)
+    return Sender(found or default_identity(known), primary, _emails(known))
+
+
+def _emails(known: tuple[SendAs, ...]) -> tuple[str, ...]:
+    return tuple(identity.email for identity in known)
