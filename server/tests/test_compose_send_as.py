@@ -74,6 +74,14 @@ def test_the_signature_sits_between_the_text_and_the_quote_and_is_found_again():
     assert signed("Plain", None, None, plain_quote="\n\nq") == ("Plain\n\nq", None)
 
 
+def test_an_image_only_signature_goes_into_the_html_alone():
+    logo = Signature.from_html('<img src="https://a.example/logo.png" width="80">')
+    assert logo is not None and logo.text == ""
+    text, html = signed("Hi", None, logo, plain_quote="\n\nOn x, y wrote:\n\n> q\n")
+    assert text == "Hi\n\nOn x, y wrote:\n\n> q\n" and html is not None and "logo.png" in html
+    assert split_signature("Hi", html[: html.index("</div>") + 6]) == ("Hi", "Hi", True)
+
+
 def test_sizes_are_counted_encoded_and_refused_past_the_limit_naming_the_total():
     assert encoded_size(0) == 0 and encoded_size(3) == 4 + 2 and encoded_size(57) == 76 + 2
     check_total([Attachment("a.pdf", "application/pdf", b"x" * 1000)], [("b.pdf", 18 * 1024 * 1024)], 100)

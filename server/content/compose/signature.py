@@ -18,6 +18,7 @@ from server.content.text.html_text import html_to_text
 TEXT_SEPARATOR = "-- "
 HTML_MARKER = '<br><br><span class="gmail_signature_prefix">-- </span><br>'
 _LINK_SUFFIX = re.compile(r" \((?:https?://|mailto:)[^()\s]*\)")
+_IMAGE = re.compile(r"<img\b", re.I)
 _HTML_OPEN = '<div dir="ltr" class="gmail_signature" data-smartmail="gmail_signature">'
 
 
@@ -28,15 +29,16 @@ class Signature:
 
     @classmethod
     def from_html(cls, markup: str) -> Signature | None:
-        """The signature of a send-as identity, or None when it has none (or only blanks and markup)."""
+        """The signature of a send-as identity, or None when it has none (only blanks and markup). A signature
+        that is only an image (a logo without alt text) has no text: it goes into the HTML alternative only."""
         text = html_to_text(markup).strip() if markup else ""
-        if not text:
+        if not text and not _IMAGE.search(markup or ""):
             return None
         return cls(text=text.replace("\r\n", "\n"), html=markup)
 
     @property
     def text_block(self) -> str:
-        return f"\n\n{TEXT_SEPARATOR}\n{self.text}"
+        return f"\n\n{TEXT_SEPARATOR}\n{self.text}" if self.text else ""
 
     @property
     def html_block(self) -> str:
@@ -50,6 +52,8 @@ def _squeezed(text: str) -> str:
 def ends_with(own_text: str, signature: Signature) -> bool:
     """Whether the text already ends with the signature (blanks aside, and with or without the addresses of its
     links, which the text form adds in brackets): it must not be added again."""
+    if not signature.text:
+        return False  # an image-only signature: nothing in the text to find
     own = _squeezed(own_text)
     return any(own.endswith(_squeezed(form)) for form in (signature.text, _LINK_SUFFIX.sub("", signature.text)))
 
