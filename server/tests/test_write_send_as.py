@@ -80,6 +80,7 @@ async def test_a_reply_to_mail_sent_to_an_alias_is_drafted_from_it_with_its_sign
         data = result.structured_content
         assert data["from_address"] == f"Ana Lima <{ALIAS}>" and data["mailbox"] == OWNER
         assert data["signature_added"] is True and data["from_choices"] == [OWNER]
+        assert f"from {ALIAS}, the address the original was sent to" in " ".join(data["notes"])
         assert f"From: Ana Lima <{ALIAS}> | account {OWNER} | signature added" in result.content[0].text
         raw = stack.raw_of(data["message_id"])
         assert parsed(raw)["From"] == f"Ana Lima <{ALIAS}>"  # kept by Gmail: it is a send-as address

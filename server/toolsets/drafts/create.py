@@ -134,6 +134,7 @@ def _names(people: list[Recipient]) -> list[str]:
 def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
     mode: Mode = args.mode or "new"
     to, cc, bcc = recipients(args.to, "to"), recipients(args.cc, "cc"), recipients(args.bcc, "bcc")
+    asked = choose_sender(ctx, args.from_address) if args.from_address else None  # refused before any fetch
     local = [ctx.safety.read_local_attachment(name) for name in args.attachments]
     attachments = [Attachment(item.name, item.mime_type, item.data) for item in local]
     attachments += decode_content(args.attach_content)
@@ -172,7 +173,9 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
             derived = reply_recipients(original, mode, own_addresses(ctx))
             to, cc = dedupe([*derived.to, *to]), dedupe([*derived.cc, *cc])
             quote = reply_quote(source) if args.include_quote else None
-    sender = choose_sender(ctx, args.from_address, original_raw)
+    sender = asked or choose_sender(ctx, None, original_raw)
+    if sender.why:
+        notes.append(sender.why)
     signature = sender.signature(args.signature)
     text, html = signed(
         text, html, signature, plain_quote=quote.text if quote else "", html_quote=quote.html if quote else ""

@@ -31,6 +31,7 @@ class Sender:
     identity: SendAs | None  # None: the account's address could not be learnt; Gmail writes its primary one
     account: str | None  # the account's primary address
     choices: tuple[str, ...] = ()  # every address the draft may be from
+    why: str = ""  # why this one, when it is not the one asked for nor the default
 
     @property
     def from_address(self) -> str | None:
@@ -76,7 +77,11 @@ def choose_sender(ctx: ToolContext, from_address: str | None, original_raw: byte
             )
         return Sender(chosen, primary, _emails(known))
     chosen = reply_identity(original_raw, known) if original_raw is not None else None
-    return Sender(chosen or default_identity(known), primary, _emails(known))
+    default = default_identity(known)
+    if chosen is not None and chosen != default:
+        why = f"from {chosen.email}, the address the original was sent to (from_address chooses another)"
+        return Sender(chosen, primary, _emails(known), why)
+    return Sender(default, primary, _emails(known))
 
 
 def draft_sender(ctx: ToolContext, from_address: str | None, current: str | None) -> Sender:
