@@ -63,7 +63,7 @@ def choose_sender(ctx: ToolContext, from_address: str | None, original_raw: byte
         chosen = find_identity(known, from_address)
         if chosen is None:
             if listed:
-                hint = f"Use one of: {describe(known)}, or leave from_address out. {FROM_HINT_SETTINGS}"
+                hint = f"Give one of those as from_address, or leave it out for the default. {FROM_HINT_SETTINGS}"
             else:
                 hint = (
                     f"This token cannot read the account's send-as settings, so only {describe(known) or 'the '}"
