@@ -10,13 +10,14 @@ from __future__ import annotations
 from server.tools import Toolset, ToolSpec
 from server.toolsets.attachments import ATTACHMENTS
 from server.toolsets.changes import CHANGES
+from server.toolsets.cleanup import CLEANUP
 from server.toolsets.drafts import DRAFTS, SEND
 from server.toolsets.labeling import LABELING
 from server.toolsets.labels import LABELS
 from server.toolsets.messages import MESSAGES
 from server.toolsets.threads import THREADS
 
-ALL_TOOLSETS: tuple[Toolset, ...] = (MESSAGES, THREADS, ATTACHMENTS, LABELS, CHANGES, DRAFTS, LABELING, SEND)
+ALL_TOOLSETS: tuple[Toolset, ...] = (MESSAGES, THREADS, ATTACHMENTS, LABELS, CHANGES, DRAFTS, LABELING, SEND, CLEANUP)
 ALL_TOOLS: dict[str, ToolSpec] = {spec.name: spec for toolset in ALL_TOOLSETS for spec in toolset.tools}
 # What a server lists with nothing enabled: every tool but the opt-in write groups'.
 ALWAYS_ON_TOOLS: dict[str, ToolSpec] = {

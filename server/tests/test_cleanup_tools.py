@@ -1,0 +1,143 @@
+"""The cleanup tools through a real MCP client against the emulator: a generated mailbox of 5,000 newsletters.
+
+Judged by the emulator's request log: the preview costs its listing pages (500 ids a page, Gmail's largest
+`messages.list` page) plus one batch of samples; the run is 5 `messages.batchModify` calls of 1,000 ids (Gmail's
+limit, `gmail-api-wire.md`); a run that ends after 2,000 (GMAIL_MCP_CLEANUP_CHUNKS_PER_CALL's hook) continues with
+the same preview id and changes no message twice; undo puts every label back; with the emulator's quota meter at
+Gmail's 15,000 units per user per minute nothing is refused with 429.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp.client import Client
+
+from server.tests.support.cleanup import GROUPS, cleanup_stack, last_seq, log_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+MODES = ["legacy", "auto"]
+COUNT = 5_000
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def labels_of(stack: Any) -> dict[str, tuple[str, ...]]:
+    return {m.id: tuple(sorted(m.label_ids)) for m in stack.emulator.store.messages}
+
+
+def modified(entries: list[dict[str, Any]]) -> list[list[str]]:
+    return [ids for entry in entries for ids in entry.get("modified_ids", [])]
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any], **options: Any) -> Any:
+    result = await client.call_tool(name, arguments, **options)
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_preview_costs_listing_pages_and_one_sample_batch(tmp_path: Path, mode: str):
+    with cleanup_stack(tmp_path, newsletters=COUNT) as stack:
+        async with Client(stack.server(GROUPS), mode=mode) as client:
+            since = last_seq(stack)
+            preview = await call(client, "gmail_cleanup_preview", {"query": "category:promotions", "action": "archive"})
+            entries = [e for e in log_of(stack, since) if e["path"] != "/token"]  # Gmail API calls only
+            lists = [e for e in entries if e["path"].endswith("/messages") and e["method"] == "GET"]
+            batches = [e for e in entries if e["batch_parts"]]
+            assert len(lists) == COUNT // 500 and all("maxResults=500" in e["query"] for e in lists)
+            assert len(batches) == 1 and batches[0]["batch_parts"] == preview["sample_size"] == 10
+            assert len(entries) == len(lists) + 1, [e["path"] for e in entries]
+            assert preview["message_count"] == COUNT
+            assert sum(s["count"] for s in preview["top_senders"]) == 10
+            assert preview["newest"] > preview["oldest"]
+            assert not modified(entries)  # a preview changes nothing
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_interrupted_run_resumes_without_repeats_and_undo_restores(tmp_path: Path, mode: str):
+    with cleanup_stack(tmp_path, newsletters=COUNT, chunks_per_call=2) as stack:
+        before = labels_of(stack)
+        async with Client(stack.server(GROUPS), mode=mode) as client:
+            preview = await call(client, "gmail_cleanup_preview", {"query": "category:promotions", "action": "archive"})
+            preview_id = preview["preview_id"]
+            since = last_seq(stack)
+            asked = await call(client, "gmail_cleanup_run", {"preview_id": preview_id})
+            assert asked["status"] == "confirmation_required" and asked["done_count"] == 0
+            assert not modified(log_of(stack, since))  # no code, no change
+            updates: list[float] = []
+
+            async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                updates.append(done)
+
+            first = await call(
+                client,
+                "gmail_cleanup_run",
+                {"preview_id": preview_id, "confirmation_code": asked["confirmation_code"]},
+                progress_callback=on_progress,
+            )
+            assert first["status"] == "paused" and first["done_count"] == 2_000
+            assert first["label"] == "gmail-mcp/cleanup-2026-11-26-1"
+            assert updates == [1_000, 2_000]
+            second = await call(client, "gmail_cleanup_run", {"preview_id": preview_id})  # no new code needed
+            third = await call(client, "gmail_cleanup_run", {"preview_id": preview_id})
+            assert (second["done_count"], third["status"], third["done_count"]) == (4_000, "done", COUNT)
+            batches = modified(log_of(stack, since))
+            assert [len(ids) for ids in batches] == [1_000] * 5
+            touched = [message_id for ids in batches for message_id in ids]
+            assert len(touched) == len(set(touched)) == COUNT
+            after = labels_of(stack)
+            label_id = next(k for k, v in stack.emulator.store.labels.items() if "cleanup" in str(v))  # type: ignore[attr-defined]
+            assert all("INBOX" not in after[i] and label_id in after[i] for i in touched)
+            again = await call(client, "gmail_cleanup_run", {"preview_id": preview_id})
+            assert again["status"] == "done" and again["changed_this_call"] == 0
+            undo_since = last_seq(stack)
+            undone = await call(client, "gmail_cleanup_undo", {"preview_id": preview_id})
+            undone_more = undone
+            while undone_more["status"] == "paused":
+                undone_more = await call(client, "gmail_cleanup_undo", {"preview_id": preview_id})
+            assert undone_more["status"] == "undone" and undone_more["restored_count"] == COUNT
+            assert len(modified(log_of(stack, undo_since))) == 5
+        assert labels_of(stack) == before
+        assert not [e for e in stack.emulator.requests() if e["status"] == 429]
+        assert not [p for e in stack.emulator.requests() for p in e["parts"] if p["status"] == 429]
+
+
+async def test_a_code_is_bound_to_its_preview(tmp_path: Path):
+    with cleanup_stack(tmp_path, newsletters=30) as stack:
+        async with Client(stack.server(GROUPS), mode="auto") as client:
+            one = await call(client, "gmail_cleanup_preview", {"query": "category:promotions", "action": "mark_read"})
+            two = await call(client, "gmail_cleanup_preview", {"query": "category:promotions", "action": "trash"})
+            code = (await call(client, "gmail_cleanup_run", {"preview_id": one["preview_id"]}))["confirmation_code"]
+            since = last_seq(stack)
+            wrong = await client.call_tool(
+                "gmail_cleanup_run", {"preview_id": two["preview_id"], "confirmation_code": code}
+            )
+            assert wrong.is_error and "Nothing was changed" in wrong.content[0].text
+            assert not modified(log_of(stack, since))
+
+
+async def test_elicitation_accept_runs_and_decline_changes_nothing(tmp_path: Path):
+    with cleanup_stack(tmp_path, newsletters=30) as stack:
+        answers = iter(["decline", "accept"])
+
+        async def answer(_ctx: Any, params: Any) -> types.ElicitResult:
+            action = next(answers)
+            return types.ElicitResult(action=action, content={"confirm": True} if action == "accept" else None)
+
+        async with Client(stack.server(GROUPS), mode="legacy", elicitation_callback=answer) as client:
+            preview = await call(client, "gmail_cleanup_preview", {"query": "category:promotions", "action": "trash"})
+            since = last_seq(stack)
+            declined = await call(client, "gmail_cleanup_run", {"preview_id": preview["preview_id"]})
+            assert declined["status"] == "declined" and not modified(log_of(stack, since))
+            done = await call(client, "gmail_cleanup_run", {"preview_id": preview["preview_id"]})
+            assert done["status"] == "done" and done["done_count"] == 30
+            assert all("TRASH" in m.label_ids for m in stack.emulator.store.messages)
+            await call(client, "gmail_cleanup_undo", {"preview_id": preview["preview_id"]})
+            assert not any("TRASH" in m.label_ids for m in stack.emulator.store.messages)
