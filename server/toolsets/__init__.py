@@ -16,8 +16,20 @@ from server.toolsets.labeling import LABELING
 from server.toolsets.labels import LABELS
 from server.toolsets.messages import MESSAGES
 from server.toolsets.threads import THREADS
+from server.toolsets.unsubscribe import UNSUBSCRIBE_TOOLS
 
-ALL_TOOLSETS: tuple[Toolset, ...] = (MESSAGES, THREADS, ATTACHMENTS, LABELS, CHANGES, DRAFTS, LABELING, SEND, CLEANUP)
+ALL_TOOLSETS: tuple[Toolset, ...] = (
+    MESSAGES,
+    THREADS,
+    ATTACHMENTS,
+    LABELS,
+    CHANGES,
+    DRAFTS,
+    LABELING,
+    SEND,
+    CLEANUP,
+    UNSUBSCRIBE_TOOLS,
+)
 ALL_TOOLS: dict[str, ToolSpec] = {spec.name: spec for toolset in ALL_TOOLSETS for spec in toolset.tools}
 # What a server lists with nothing enabled: every tool but the opt-in write groups'.
 ALWAYS_ON_TOOLS: dict[str, ToolSpec] = {
