@@ -132,10 +132,11 @@ def requested_scopes(names: str | None) -> list[str]:
     from server import scopes
 
     wanted = [name.strip().lower() for name in (names or "readonly").replace(" ", ",").split(",") if name.strip()]
-    unknown = [name for name in wanted if name not in scopes.BY_NAME]
+    known = {**scopes.BY_NAME, **scopes.GROUP_SCOPES}
+    unknown = [name for name in wanted if name not in known]
     if unknown:
-        raise ValueError(f"unknown scope name(s) {', '.join(unknown)}; valid: {', '.join(scopes.BY_NAME)}")
-    found = list(dict.fromkeys(scopes.BY_NAME[name] for name in wanted))
+        raise ValueError(f"unknown scope name(s) {', '.join(unknown)}; valid: {', '.join(known)}")
+    found = list(dict.fromkeys(known[name] for name in wanted))
     if not scopes.covers(found, scopes.READ):
         found.insert(0, GMAIL_READONLY_SCOPE)
     return found

@@ -18,6 +18,8 @@ LABELS = PREFIX + "gmail.labels"
 FULL = "https://mail.google.com/"
 
 BY_NAME = {"readonly": READONLY, "compose": COMPOSE, "send": SEND, "modify": MODIFY, "labels": LABELS}
+# Write groups `auth_cli.py --scopes` also takes by their own name: the scope each asks for.
+GROUP_SCOPES = {"cleanup": MODIFY, "unsubscribe": MODIFY}
 
 # What each need is satisfied by: any one of the scopes in the set.
 READ = frozenset({READONLY, MODIFY, FULL})

@@ -73,7 +73,9 @@ def test_an_enabled_toolset_without_its_scope_is_reported_with_the_consent_comma
 
 def test_unknown_group_names_are_refused_with_the_valid_ones():
     validate_enabled(frozenset({"tidy"}), TOOLSETS)
-    with pytest.raises(ValueError, match="valid: drafts, labels, send, tidy"):
+    valid = ", ".join(sorted(toolset.name for toolset in TOOLSETS if toolset.opt_in))  # whatever groups exist
+    assert "drafts, labels, send" in valid and "tidy" in valid
+    with pytest.raises(ValueError, match=f"valid: {valid}$"):
         validate_enabled(frozenset({"drafs"}), TOOLSETS)
 
 
