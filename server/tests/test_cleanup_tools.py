@@ -9,13 +9,19 @@ Gmail's 15,000 units per user per minute nothing is refused with 429.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from server.emulator import start_emulator
+from server.emulator.newsletters import write_newsletters
+from server.runtime.config import PROJECT_ROOT
 from server.tests.support.cleanup import GROUPS, cleanup_stack, last_seq, log_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -123,7 +129,8 @@ async def test_a_code_is_bound_to_its_preview(tmp_path: Path):
             assert not modified(log_of(stack, since))
 
 
-async def test_elicitation_accept_runs_and_decline_changes_nothing(tmp_path: Path):
+@pytest.mark.parametrize("mode", MODES)
+async def test_elicitation_accept_runs_and_decline_changes_nothing(tmp_path: Path, mode: str):
     with cleanup_stack(tmp_path, newsletters=30) as stack:
         answers = iter(["decline", "accept"])
 
@@ -131,7 +138,7 @@ async def test_elicitation_accept_runs_and_decline_changes_nothing(tmp_path: Pat
             action = next(answers)
             return types.ElicitResult(action=action, content={"confirm": True} if action == "accept" else None)
 
-        async with Client(stack.server(GROUPS), mode="legacy", elicitation_callback=answer) as client:
+        async with Client(stack.server(GROUPS), mode=mode, elicitation_callback=answer) as client:
             preview = await call(client, "gmail_cleanup_preview", {"query": "category:promotions", "action": "trash"})
             since = last_seq(stack)
             declined = await call(client, "gmail_cleanup_run", {"preview_id": preview["preview_id"]})
@@ -141,3 +148,33 @@ async def test_elicitation_accept_runs_and_decline_changes_nothing(tmp_path: Pat
             assert all("TRASH" in m.label_ids for m in stack.emulator.store.messages)
             await call(client, "gmail_cleanup_undo", {"preview_id": preview["preview_id"]})
             assert not any("TRASH" in m.label_ids for m in stack.emulator.store.messages)
+
+
+async def test_the_settings_reach_a_server_started_from_its_environment(tmp_path: Path):
+    """`python -m server.main` over stdio, configured only by its environment: GMAIL_MCP_WRITE_TOOLS=cleanup lists
+    the three tools, GMAIL_MCP_CLEANUP_CHUNKS_PER_CALL=1 ends each run call after one chunk of 1,000."""
+    write_newsletters(tmp_path / "mail" / "newsletters.mbox", 1_500)
+    with start_emulator(tmp_path / "mail") as emulator:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(PROJECT_ROOT),
+            "GMAIL_API_ENDPOINT": emulator.url,
+            "GMAIL_TOKEN_URI": emulator.token_uri,
+            "GMAIL_TOKEN_PATH": str(emulator.write_token(tmp_path / "token.json", scopes=["readonly", "modify"])),
+            "GMAIL_MCP_WRITE_TOOLS": "cleanup",
+            "GMAIL_MCP_CLEANUP_CHUNKS_PER_CALL": "1",
+        }
+        params = StdioServerParameters(command=sys.executable, args=["-m", "server.main"], env=env, cwd="/")
+        with open(tmp_path / "stderr.log", "w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="auto") as client:
+                tools = {tool.name for tool in (await client.list_tools()).tools}
+                assert {"gmail_cleanup_preview", "gmail_cleanup_run", "gmail_cleanup_undo"} <= tools
+                assert "gmail_unsubscribe" not in tools  # its own group, not enabled
+                preview = await call(client, "gmail_cleanup_preview", {"query": "deals", "action": "mark_read"})
+                asked = await call(client, "gmail_cleanup_run", {"preview_id": preview["preview_id"]})
+                arguments = {"preview_id": preview["preview_id"], "confirmation_code": asked["confirmation_code"]}
+                first = await call(client, "gmail_cleanup_run", arguments)
+                second = await call(client, "gmail_cleanup_run", {"preview_id": preview["preview_id"]})
+        assert (first["status"], first["done_count"]) == ("paused", 1_000)
+        assert (second["status"], second["done_count"]) == ("done", 1_500)
+        assert not any("UNREAD" in m.label_ids for m in emulator.store.messages)

@@ -67,7 +67,7 @@ def _result(plan: CleanupPlan, status: RunStatus, **fields: object) -> CleanupRu
         status=status,
         preview_id=plan.preview_id,
         query=plan.query,
-        action=plan.action,  # type: ignore[arg-type]
+        action=plan.action,
         message_count=plan.count,
         done_count=plan.done,
         remaining=plan.count - plan.done,
