@@ -178,3 +178,21 @@ async def test_the_settings_reach_a_server_started_from_its_environment(tmp_path
         assert (first["status"], first["done_count"]) == ("paused", 1_000)
         assert (second["status"], second["done_count"]) == ("done", 1_500)
         assert not any("UNREAD" in m.label_ids for m in emulator.store.messages)
+
+
+async def test_a_failed_chunk_says_how_far_it_got_and_the_next_call_finishes(tmp_path: Path):
+    """A batchModify Gmail refuses (an injected 400, not retried) ends the call with an error whose hint names the
+    preview id to continue with; the next call sends that chunk and the rest, each message once."""
+    with cleanup_stack(tmp_path, newsletters=2_500) as stack:
+        async with Client(stack.server(GROUPS), mode="auto") as client:
+            preview = await call(client, "gmail_cleanup_preview", {"query": "deals", "action": "archive"})
+            preview_id = preview["preview_id"]
+            code = (await call(client, "gmail_cleanup_run", {"preview_id": preview_id}))["confirmation_code"]
+            since = last_seq(stack)
+            stack.emulator.add_fault(status=400, method="POST", path_regex="batchModify$", count=1)
+            failed = await client.call_tool("gmail_cleanup_run", {"preview_id": preview_id, "confirmation_code": code})
+            assert failed.is_error and f"preview_id={preview_id}" in failed.meta["gmail-mcp/error"]["hint"]
+            done = await call(client, "gmail_cleanup_run", {"preview_id": preview_id})
+            assert done["status"] == "done" and done["done_count"] == 2_500
+            touched = [message_id for ids in modified(log_of(stack, since)) for message_id in ids]
+            assert len(touched) == len(set(touched)) == 2_500  # the refused request changed nothing

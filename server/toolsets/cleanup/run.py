@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from server.errors import ConfirmationError, InvalidInputError, NotFoundError
+from server.errors import ConfirmationError, GmailError, InvalidInputError, NotFoundError
 from server.gmail.label_match import find_label
 from server.runtime import progress
 from server.runtime.cleanup_book import CleanupPlan
@@ -176,6 +176,13 @@ def execute(ctx: ToolContext, plan: CleanupPlan) -> CleanupRunResult:
             progress.report(plan.done, plan.count, f"{plan.done:,} of {plan.count:,} messages cleaned up")
             if not plan.finished and _budget_spent(ctx, started, chunks):
                 break
+    except GmailError as error:  # what was done stays done: say how to go on from there
+        error.hint = (
+            f"{plan.done:,} of {plan.count:,} messages were changed before this failure. When it is resolved, call "
+            f"gmail_cleanup_run with preview_id={plan.preview_id} (no code needed) to continue where it stopped. "
+            + error.hint
+        )
+        raise
     finally:
         book.release(plan)
     status: RunStatus = "done" if plan.finished else "paused"

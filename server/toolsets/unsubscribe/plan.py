@@ -21,6 +21,7 @@ from server.tools import ToolContext
 from server.toolsets.unsubscribe.post import RefusedTarget, check_url
 
 Method = Literal["one_click", "mailto", "none"]
+MAX_URL_CHARS = 1_000
 NO_GET = "this server never opens links from mail; the person can use Gmail's own Unsubscribe link instead"
 
 
@@ -56,6 +57,8 @@ def decide(message_id: str, headers: list[Any], *, allow_private: bool) -> Step:
     url = options.https or (options.http if allow_private else None)
     if reason is None and url is None:
         reason = "the message offers only a plain http address, and one-click goes only to https"
+    if reason is None and url is not None and len(url) > MAX_URL_CHARS:
+        reason = f"the unsubscribe address is longer than {MAX_URL_CHARS} characters"
     if reason is None and url is not None:
         try:
             check_url(url, allow_private=allow_private)
