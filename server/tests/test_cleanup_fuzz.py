@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp.client import Client
 
@@ -48,6 +48,19 @@ ACTIONS = [
 ]
 STEPS = st.lists(st.tuples(st.sampled_from(ACTIONS), st.integers(0, 3), st.integers(0, 5)), min_size=2, max_size=14)
 QUERIES = [("category:promotions", "mark_read"), ("category:promotions", "archive"), ("deals", "trash")]
+# A yes to each kind of action (a cleanup, an unsubscribe, a send), each refused once first.
+CONFIRMED_PATHS = [
+    ("preview", 0, 0),
+    ("run", 0, 0),
+    ("run_code", 0, 4),
+    ("run_code", 0, 0),
+    ("unsub", 0, 0),
+    ("unsub_code", 0, 5),
+    ("unsub_code", 0, 0),
+    ("draft", 0, 0),
+    ("send", 0, 4),
+    ("send", 0, 0),
+]
 JUNK = ["AAAA-AAAA", "ZZZZ2222", "abcd efgh", "QQQQ-QQQQ"]
 
 
@@ -197,10 +210,13 @@ def test_no_sequence_acts_without_a_confirmation(world: tuple[WriteStack, Endpoi
     reached = {"cleaned": 0, "unsubscribed": 0, "sent": 0, "refused": 0}
 
     @given(steps=STEPS, mode=st.sampled_from(["legacy", "auto"]))
+    @example(steps=CONFIRMED_PATHS, mode="legacy")  # every way of acting, whatever the random part reaches
+    @example(steps=CONFIRMED_PATHS, mode="auto")
     @settings(BASE, max_examples=examples(0.2))
     def no_sequence_acts_without_a_confirmation(steps: list, mode: str):
         anyio.run(run_sequence, stack, endpoint, mode, steps, reached)
 
     no_sequence_acts_without_a_confirmation()
     print(reached)
-    assert reached["cleaned"] >= 1 and reached["unsubscribed"] >= 1 and reached["refused"] >= 5, reached
+    assert reached["cleaned"] >= 2 and reached["unsubscribed"] >= 2 and reached["sent"] >= 2, reached
+    assert reached["refused"] >= 10, reached
