@@ -64,6 +64,8 @@ async def test_preview_costs_listing_pages_and_one_sample_batch(tmp_path: Path, 
             assert sum(s["count"] for s in preview["top_senders"]) == 10
             assert preview["newest"] > preview["oldest"]
             assert not modified(entries)  # a preview changes nothing
+            senders = {s["from"] for s in preview["samples"] if s["id"] in preview["unsubscribe_message_ids"]}
+            assert len(senders) == len(preview["unsubscribe_message_ids"]) == len(preview["top_senders"])
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -54,6 +54,10 @@ class CleanupPreviewResult(ToolOutput):
     top_senders: list[SenderCount] = Field(default_factory=list, description="Senders among the samples, by count.")
     samples: list[Sample] = Field(default_factory=list)
     would: str = Field(description="What the run would do to each message.")
+    unsubscribe_message_ids: list[str] = Field(
+        default_factory=list,
+        description="One sample message per sender, for gmail_unsubscribe (when that tool is offered).",
+    )
     notes: list[str] = Field(default_factory=list)
 
 

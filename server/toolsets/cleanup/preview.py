@@ -52,6 +52,9 @@ def preview(ctx: ToolContext, args: CleanupPreviewInput) -> CleanupPreviewResult
         result.notes.append("no message matches: nothing to clean up")
         return result
     _describe_samples(ctx, ids, result)
+    if "unsubscribe" in ctx.safety.write_tools:  # name the tool only where it is offered
+        per_sender = {parseaddr(sample.sender)[1].lower() or sample.sender: sample.id for sample in result.samples}
+        result.unsubscribe_message_ids = list(per_sender.values())
     plan = CleanupPlan(
         preview_id="", query=args.query, action=args.action, ids=tuple(ids), add=add, remove=remove, target_label=target
     )
@@ -165,5 +168,10 @@ def render_preview(result: CleanupPreviewResult) -> str:
         "Nothing has changed yet. Show the person this preview; only if they agree, call gmail_cleanup_run with "
         f"preview_id={result.preview_id}.",
     ]
+    if result.unsubscribe_message_ids:
+        lines.append(
+            "To unsubscribe from these senders as well (one yes for all): gmail_unsubscribe with message_ids="
+            + ",".join(result.unsubscribe_message_ids)
+        )
     lines.extend(f"Note: {note}" for note in result.notes)
     return "\n".join(lines)
