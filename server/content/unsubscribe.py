@@ -126,7 +126,8 @@ def _passes(value: str) -> list[DkimPass]:
 
 
 def _matches(result: DkimPass, signature: Signature) -> bool:
-    if signature.domain != result.domain:
+    # header.i may name a subdomain of the signing domain (RFC 6376 3.5, i=): @mail.news.example for d=news.example
+    if signature.domain != result.domain and not result.domain.endswith("." + signature.domain):
         return False
     if result.selector is not None and signature.selector != result.selector:
         return False

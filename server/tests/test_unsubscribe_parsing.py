@@ -62,6 +62,13 @@ def test_one_click_refused_unless_gmail_vouches_for_both_headers(results: str, s
     assert not ok and why is not None and reason in why
 
 
+def test_an_identity_in_a_subdomain_of_the_signing_domain_matches():
+    results = GOOD.replace("header.i=@news.example", "header.i=@mail.news.example")
+    assert covering_signature_passed(headers(Authentication_Results=results, DKIM_Signature=SIG))[0]
+    elsewhere = GOOD.replace("header.i=@news.example", "header.i=@news.example.evil")
+    assert not covering_signature_passed(headers(Authentication_Results=elsewhere, DKIM_Signature=SIG))[0]
+
+
 def test_a_forged_pass_below_gmails_fail_does_not_count():
     forged = headers(Authentication_Results=[GOOD.replace("dkim=pass", "dkim=fail"), GOOD], DKIM_Signature=SIG)
     assert not covering_signature_passed(forged)[0]
