@@ -27,6 +27,7 @@ COVERED = ("list-unsubscribe", "list-unsubscribe-post")
 HEADERS = ("From", "Subject", "List-Unsubscribe", "List-Unsubscribe-Post", "Authentication-Results", "DKIM-Signature")
 _MAX = 8_000
 _URI = re.compile(r"<([^<>]{1,2000})>")
+_BARE_URI = re.compile(r"^(?:https?|mailto):[^\s<>]{1,2000}$", re.I)
 _PROPERTY = re.compile(r"\b(header\.[dibs])\s*=\s*([^\s;]+)")
 _RESULT = re.compile(r"^\s*dkim\s*=\s*([a-z]+)")
 
@@ -73,8 +74,15 @@ def header_values(headers: object, name: str) -> list[str]:
 
 
 def list_unsubscribe_uris(value: str) -> list[str]:
-    """The URIs of a `List-Unsubscribe` value, in order (whitespace inside a URI, from folding, removed)."""
-    return ["".join(uri.split()) for uri in _URI.findall(_without_comments(value[:_MAX]))]
+    """The URIs of a `List-Unsubscribe` value, in order (whitespace inside a URI, from folding, removed).
+
+    Senders that leave out the angle brackets (`List-Unsubscribe: https://...`, seen from Intuit and Slack in
+    Gmail's answers) are read too: then each comma-separated item that is an http(s) or mailto URI."""
+    text = _without_comments(value[:_MAX])
+    bracketed = ["".join(uri.split()) for uri in _URI.findall(text)]
+    if bracketed:
+        return bracketed
+    return [item.strip() for item in text.split(",") if _BARE_URI.match(item.strip())]
 
 
 def is_one_click_post(value: str | None) -> bool:
@@ -117,7 +125,8 @@ def _passes(value: str) -> list[DkimPass]:
         match = _RESULT.match(resinfo.lower())
         if not match or match.group(1) != "pass":
             continue
-        props = {key.lower(): prop for key, prop in _PROPERTY.findall(resinfo)}
+        # Gmail quotes a value holding '/' or '+' (header.b="jMc/WWuW"): the quotes are not part of it.
+        props = {key.lower(): prop.strip('"') for key, prop in _PROPERTY.findall(resinfo)}
         domain = (props.get("header.d") or props.get("header.i", "").rsplit("@", 1)[-1]).lower()
         if domain:
             selector = props.get("header.s")

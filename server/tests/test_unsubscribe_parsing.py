@@ -39,6 +39,27 @@ def test_uris_in_order_with_comments_and_folding():
     assert list_unsubscribe_uris(value) == ["mailto:leave@news.example?subject=bye", "https://news.example/u/abc"]
 
 
+def test_uris_without_angle_brackets_as_some_senders_write_them():
+    """Nango integration-templates tests/messages.test.json (2026, Workspace): Intuit's and Slack's
+    `List-Unsubscribe` is a bare https URL (Slack's with `List-Unsubscribe-Post: List-Unsubscribe=One-Click`)."""
+    assert list_unsubscribe_uris("https://intuit.example/unsubscribe/page.htm?uid=1-69e7") == [
+        "https://intuit.example/unsubscribe/page.htm?uid=1-69e7"
+    ]
+    assert list_unsubscribe_uris("mailto:leave@x.example, https://x.example/u") == [
+        "mailto:leave@x.example",
+        "https://x.example/u",
+    ]
+    assert list_unsubscribe_uris("click here: javascript:alert(1)") == []
+
+
+def test_a_quoted_header_b_matches_its_signature():
+    """Nango integration-templates tests/messages.test.json (2026): Gmail writes `header.b="jMc/WWuW"` quoted when
+    the first characters of the signature hold a '/'."""
+    results = GOOD.replace("header.b=AbCdEfGh", 'header.b="AbCd/EfG"')
+    signature = SIG.replace("b=AbCd EfGh123", "b=AbCd/EfGh123")
+    assert covering_signature_passed(headers(Authentication_Results=results, DKIM_Signature=signature))[0]
+
+
 def test_signature_tags_and_coverage():
     sig = parse_dkim_signature(SIG)
     assert sig is not None and sig.domain == "news.example" and sig.signature == "AbCdEfGh123"
