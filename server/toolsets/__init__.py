@@ -11,8 +11,8 @@ from __future__ import annotations
 from server.tools import Toolset, ToolSpec
 from server.toolsets.attachments import ATTACHMENTS
 from server.toolsets.changes import CHANGES
-from server.toolsets.contacts import CONTACTS
 from server.toolsets.cleanup import CLEANUP
+from server.toolsets.contacts import CONTACTS
 from server.toolsets.drafts import DRAFTS, SEND
 from server.toolsets.filters import FILTERS
 from server.toolsets.labeling import LABELING
