@@ -5,8 +5,9 @@ a replica restarted later comes back where HAProxy expects it), then HAProxy in 
 configuration (`haproxy_config`): round robin, health checks on `/healthz`, and for handshake-era clients either
 routing on `Mcp-Session-Id` (a stick table learnt from the response header; `sticky=True`, the default) or the
 server's stateless mode (`sticky=False`: every replica runs with GMAIL_MCP_HTTP_STATELESS=1 and no stick table).
-HAProxy runs in the foreground as the current user, logs nowhere, and answers on its admin socket (server states
-for the tests). Everything is stopped on exit: replicas with SIGTERM (then SIGKILL), HAProxy with SIGTERM.
+HAProxy runs in the foreground as the current user, writes only its server-state warnings to stderr (request logs
+too with GMAIL_MCP_TEST_HAPROXY_LOG=1), and answers on its admin socket (server states, drain, for the tests).
+Everything is stopped on exit: replicas with SIGTERM (then SIGKILL), HAProxy with SIGTERM.
 
 `extra_env` is added to every replica's environment and `replica_env(index)` to one replica's: the OAuth sign-in
 across replicas (GMAIL_MCP_STORE, GMAIL_MCP_PUBLIC_URL, ...) only needs those. Used by test_replicas*.py and
