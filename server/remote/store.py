@@ -65,7 +65,7 @@ COUNTER_KINDS = (SENT, QUOTA, RATE)
 STORE_HINT = (
     "The server's state store is unreachable for the moment: retry the call in a few seconds; the server "
     "reconnects by itself when the store is back. If it keeps failing, the operator should check the store named "
-    "by GMAIL_MCP_STORE and the server's /healthz."
+    "by GMAIL_MCP_STORE and the replica's readiness endpoint /readyz."
 )
 
 
@@ -133,7 +133,7 @@ class StateStore(ABC):
     def ping(self) -> None: ...
 
     def ready(self) -> bool:
-        """Whether the store answers now (readiness: `/healthz`); never raises for an unreachable store."""
+        """Whether the store answers now (readiness: `/readyz`); never raises for an unreachable store."""
         try:
             self.ping()
         except StoreUnavailable:
