@@ -94,7 +94,7 @@ def race(workers: list[Callable[[], None]]) -> list[BaseException | None]:
         barrier.wait()
         try:
             workers[index]()
-        except BaseException as error:  # noqa: BLE001 - recorded for the assertion
+        except BaseException as error:
             outcomes[index] = error
 
     threads = [threading.Thread(target=run, args=(index,)) for index in range(len(workers))]
