@@ -33,6 +33,8 @@ from server.protocol.calls import (
     error_result,
     invoke,
 )
+from server.protocol.completions import Completer
+from server.protocol.conformance_fixtures import install_if_asked
 from server.protocol.prompts import PromptBook
 from server.protocol.resources import ResourceReader
 from server.protocol.schemas import ACCOUNT_ARGUMENT, input_schema, output_schema, with_accounts, with_mailbox
@@ -67,7 +69,7 @@ def instructions(toolsets: Iterable[Toolset], enabled: frozenset[str]) -> str:
     return " ".join(dict.fromkeys(sentences))  # toolsets may share a sentence (the write tools' opening one)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8192)  # bounded: in `--auth oauth` each person's accounts are a set of their own
 def tool_definition(spec: ToolSpec, accounts: tuple[str, ...] = ()) -> types.Tool:
     """The `tools/list` entry of a tool for a caller reaching `accounts` (the default first), built once per
     process and account set (schemas cost CPU to generate; the account names are known only at start-up)."""
@@ -250,7 +252,9 @@ def build_server(
         on_read_resource=resources.on_read_resource,
         on_list_prompts=prompts.on_list_prompts,
         on_get_prompt=prompts.on_get_prompt,
+        on_completion=Completer(resources, prompts).on_completion,
     )
+    install_if_asked(server)  # test-only fixtures of the official conformance suite (GMAIL_MCP_CONFORMANCE_FIXTURES)
     server.add_notification_handler("notifications/initialized", types.NotificationParams, on_initialized)
     # The request state of an input-required round trip comes back from the client: sealed, checked, bound to the
     # tool and its arguments before it reaches a handler (the state itself is only a random key to a held question).

@@ -51,6 +51,27 @@ from .token_endpoint import revoke, token
 __all__ = ["AllowedUsers", "AuthorizationServer"]
 log = get_logger("remote.register")
 Handler = Callable[[AuthCore, Request], Awaitable[Response]]
+CORS_PREFLIGHT = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Authorization, Content-Type, MCP-Protocol-Version",
+    "Access-Control-Max-Age": "600",
+}
+
+
+def cross_origin(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """CORS for the endpoints a browser-based client (the MCP Inspector, web IDEs) calls with `fetch`: token,
+    revocation, registration. They use no cookies, so any origin may call them; the consent page and `/authorize`
+    are navigations and get no CORS."""
+
+    async def wrapped(request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response(status_code=204, headers=CORS_PREFLIGHT)
+        response = await endpoint(request)
+        response.headers["Access-Control-Allow-Origin"] = "*"
+        return response
+
+    return wrapped
 
 
 class AuthorizationServer:
@@ -60,7 +81,8 @@ class AuthorizationServer:
     google_scopes_for, clock=time.time, registration=True)`; optional keywords beyond that (defaults suit
     production): `lifetimes` and `record_lifetimes` (the ledger's and the records'), `registrations_per_window`
     and `registration_window_s` (the DCR rate limit per client address), `unused_registration_s` (how long a
-    registration that never got tokens is kept). `resource_url` is the MCP endpoint's public URL (the RFC 8707
+    registration that never got tokens is kept), `google_login_hint` (demo mode only: the emulator's Google has no
+    account chooser and signs in the address this names). `resource_url` is the MCP endpoint's public URL (the RFC 8707
     audience of every token), `issuer` the public URL the OAuth endpoints hang below (usually the same origin).
     """
 
@@ -83,6 +105,7 @@ class AuthorizationServer:
         registrations_per_window: int = 20,
         registration_window_s: float = 3600.0,
         unused_registration_s: float = 24 * 3600.0,
+        google_login_hint: str | None = None,
     ) -> None:
         self.ledger = Ledger(store, cipher, lifetimes)
         self.records = Records(store, cipher, record_lifetimes)
@@ -108,6 +131,7 @@ class AuthorizationServer:
             mcp_scopes=list(mcp_scopes),
             google_scopes_for=google_scopes_for,
             clock=clock,
+            login_hint=google_login_hint,
         )
         self.registration = registration
         self.resource_url = resource_url
@@ -140,11 +164,12 @@ class AuthorizationServer:
             Route(base + CONSENT_PATH, bound(consent_get), methods=["GET"]),
             Route(base + CONSENT_PATH, bound(consent_post), methods=["POST"]),
             Route(urlsplit(self.core.google.redirect_uri).path, bound(google_callback), methods=["GET"]),
-            Route(base + metadata.TOKEN_PATH, bound(token), methods=["POST"]),
-            Route(base + metadata.REVOKE_PATH, bound(revoke), methods=["POST"]),
+            Route(base + metadata.TOKEN_PATH, cross_origin(bound(token)), methods=["POST", "OPTIONS"]),
+            Route(base + metadata.REVOKE_PATH, cross_origin(bound(revoke)), methods=["POST", "OPTIONS"]),
         ]
         if self.registration:
-            routes.append(Route(base + metadata.REGISTER_PATH, self._register, methods=["POST"]))
+            register = cross_origin(self._register)
+            routes.append(Route(base + metadata.REGISTER_PATH, register, methods=["POST", "OPTIONS"]))
         for path in metadata.authorization_server_metadata_paths(self.issuer):
             routes.append(Route(path, document(self.as_metadata), methods=["GET"]))
         for path in metadata.protected_resource_metadata_paths(self.resource_url):

@@ -249,6 +249,14 @@ async def test_the_discovery_documents_are_served_at_every_path(store, clock, em
             assert document["code_challenge_methods_supported"] == ["S256"]
             assert document["authorization_response_iss_parameter_supported"] is True
             assert document["registration_endpoint"] == ISSUER + "/register"
+        # Browser-based clients call the token, revocation and registration endpoints with fetch (CORS).
+        for path in ("/token", "/revoke", "/register"):
+            preflight = await app.options(path, headers={"Origin": "https://inspector.example"})
+            assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == "*"
+            assert "Content-Type" in preflight.headers["access-control-allow-headers"]
+        refused = await app.post("/token", data={"grant_type": "x", "client_id": "gmcp-nobody"})
+        assert refused.status_code == 401 and refused.headers["access-control-allow-origin"] == "*"
+        assert "access-control-allow-origin" not in (await app.get("/authorize")).headers
         for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
             document = (await app.get(path)).json()
             assert document["resource"] == RESOURCE and document["authorization_servers"] == [ISSUER]
@@ -286,3 +294,23 @@ async def test_logs_never_carry_tokens_codes_client_secrets_or_google_refresh_to
     assert any("signed in" in record.getMessage() for record in server_side)
     logged = "\n".join(JsonFormatter().format(record) for record in server_side)
     assert all(secret and secret not in logged for secret in secrets_seen)
+
+
+async def test_an_issuer_with_a_path_serves_everything_below_it(
+    store, clock, emulator: Emulator, client_file, docs
+) -> None:
+    issuer, resource = ISSUER + "/gmail", ISSUER + "/gmail/mcp"
+    server = build_server(store, clock, emulator, client_file, issuer=issuer, resource_url=resource)
+    client_id = cimd_client(docs)
+    async with http_client(server, base=issuer) as browser, http_client(server, "10.0.0.8", base=issuer) as app:
+        flow = authorize_params(client_id, resource=resource)
+        assert (await sign_in(browser, flow)).status_code == 302
+        assert flow.answer["iss"] == issuer
+        tokens = await exchange(app, flow, client_id)
+        assert tokens.status_code == 200, tokens.text
+        assert server.ledger.verify_access(tokens.json()["access_token"], resource) is not None
+        document = (await app.get(ISSUER + "/.well-known/oauth-authorization-server/gmail")).json()
+        assert document["authorization_endpoint"] == issuer + "/authorize"
+        assert (await app.get(ISSUER + "/.well-known/oauth-protected-resource/gmail/mcp")).json()[
+            "resource"
+        ] == resource

@@ -256,3 +256,20 @@ async def test_a_google_refusal_reaches_the_client_as_access_denied(
         assert_to_client(flow.redirect, flow.params["state"], error="access_denied")
         replay = await browser.get("/oauth/google/callback", params={"state": "unknown", "code": "x"})
         assert replay.status_code == 400 and "location" not in replay.headers
+
+
+async def test_demo_mode_names_the_account_for_the_emulators_google(
+    store, clock, emulator: Emulator, client_file, docs
+) -> None:
+    """The emulator's Google has no account chooser (no `login_hint`, no sign-in): the demo names the account."""
+    server = build_server(store, clock, emulator, client_file, google_login_hint=OWNER)
+    client_id = cimd_client(docs)
+    async with http_client(server) as browser:
+        flow = authorize_params(client_id)
+        assert (await sign_in(browser, flow, user=None)).status_code == 302
+        assert "code" in flow.answer
+    plain = build_server(store, clock, emulator, client_file)
+    async with http_client(plain) as browser:
+        flow = authorize_params(client_id)
+        await sign_in(browser, flow, user=None)
+        assert flow.answer["error"] == "access_denied"

@@ -244,6 +244,7 @@ async def test_the_official_client_signs_in_searches_refreshes_and_is_refused_af
             assert stale.status_code == 400 and stale.json()["error"] == "invalid_grant"
 
 
+@pytest.mark.slow  # a server subprocess, as the other HTTP subprocess tests
 def test_the_demo_signs_a_person_in_without_a_google_cloud_project(tmp_path: Path) -> None:
     """`--demo --http --auth oauth` on loopback: the demo's emulator plays Google; the official client registers
     (DCR), the browser goes through consent and the demo's account chooser, and the demo mailbox answers."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
@@ -123,6 +124,9 @@ async def test_a_token_reauthorized_while_running_changes_the_list_without_a_res
     token = registry.get(None).token_path
     async with Client(build_server(registry, toolsets=TOOLSETS, enabled=frozenset({"tidy"})), mode=mode) as client:
         assert "test_archive" not in {tool.name for tool in (await client.list_tools()).tools}
+        # The listing starts the warm-up, which records the account's address in the token file (read, then
+        # write): let it finish first, or its write can land after the re-consent below and undo it.
+        assert await anyio.to_thread.run_sync(registry.warmed_up.wait, 60)
         info = json.loads(token.read_text())
         token.write_text(json.dumps({**info, "scopes": [scopes.READONLY, scopes.MODIFY], "note": "re-consented"}))
         assert "test_archive" in {tool.name for tool in (await client.list_tools()).tools}

@@ -109,12 +109,13 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def at_google(url: str, user: str, edit: Any = None) -> str:
+def at_google(url: str, user: str | None, edit: Any = None) -> str:
     """The browser at Google's authorization URL, choosing `user`; returns Google's redirect (to our callback).
     `edit(params)` changes the parameters first (a person unticking a scope on Google's granular consent)."""
     parts = urlsplit(url)
     params = {name: values[-1] for name, values in parse_qs(parts.query).items()}
-    params["login_hint"] = user
+    if user is not None:
+        params["login_hint"] = user
     if edit is not None:
         edit(params)
     target = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
@@ -158,7 +159,7 @@ async def start(browser: httpx2.AsyncClient, flow: Authorization) -> httpx2.Resp
     """GET /authorize; on success the browser is at the consent page (`flow.consent_page`)."""
     response = await browser.get("/authorize", params=flow.params)
     if response.status_code == 302 and "/oauth/consent" in response.headers["location"]:
-        page = await browser.get(path_of(response.headers["location"]))
+        page = await browser.get(response.headers["location"])
         assert page.status_code == 200, page.text
         flow.consent_page = page.text
     return response
@@ -169,7 +170,7 @@ async def decide(browser: httpx2.AsyncClient, flow: Authorization, decision: str
 
 
 async def sign_in(
-    browser: httpx2.AsyncClient, flow: Authorization, user: str = "me@example.com", edit: Any = None
+    browser: httpx2.AsyncClient, flow: Authorization, user: str | None = "me@example.com", edit: Any = None
 ) -> httpx2.Response:
     """The whole browser flow; returns the callback's answer (a 302 to the client, or a page)."""
     first = await start(browser, flow)
@@ -178,7 +179,7 @@ async def sign_in(
     assert to_google.status_code == 302, to_google.text
     back = at_google(to_google.headers["location"], user, edit)
     assert base_of(back) == CALLBACK
-    answer = await browser.get(path_of(back))
+    answer = await browser.get(back)
     if answer.status_code == 302:
         flow.redirect = answer.headers["location"]
         flow.answer = query_of(flow.redirect)
@@ -192,7 +193,7 @@ async def exchange(app: httpx2.AsyncClient, flow: Authorization, client_id: str,
         "redirect_uri": flow.params["redirect_uri"],
         "code_verifier": flow.verifier,
         "client_id": client_id,
-        "resource": RESOURCE,
+        "resource": flow.params.get("resource", RESOURCE),
     }
     form.update(extra)
     return await app.post("/token", data={name: value for name, value in form.items() if value})
