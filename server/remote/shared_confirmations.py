@@ -17,8 +17,12 @@ in-process `ConfirmationBook` (`server/runtime/confirmations.py`). Both answer t
 - Wrong codes are counted per (person, account) in a counter with the code lifetime as its window: after
   `MAX_WRONG_CODES`, no code is accepted until the window ends, so guessing cannot pay on any replica.
 
-Held questions of 2026-07-28 clients (`hold`/`take`) stay in the process that asked (they hold the pending call
-itself); see docs/replicas.md for how those clients are routed.
+Held questions of 2026-07-28 clients (`hold`, `claim`): the pending call itself stays in the process that asked,
+and the store keeps `confirm:<sha256 of person, account and token>` with the fingerprint of what the person was
+asked (the tool and the question), for the same lifetime. The answer may come back to any replica: `claim` takes
+the store's entry (once, among every replica) and answers the local call if this process holds it, else only the
+fingerprint; the caller then runs the call's first phase again and goes on only if the question is the same one
+(`protocol/confirm.py`), so a draft that changed meanwhile is never sent on an old yes.
 
 A store that cannot be reached raises `StoreUnavailable` (a transient, retryable tool error): nothing is sent.
 """
@@ -103,6 +107,21 @@ class SharedConfirmationBook(ConfirmationBook):
             entry = self._redeemed.pop(key, None)
         if entry is not None:
             self._put_back(key, entry)
+
+    def hold(self, item: object, fingerprint: str = "") -> str:
+        token = super().hold(item)
+        self.store.put(CONFIRM, self._held_key(token), {"fingerprint": fingerprint}, self.ttl_s)
+        return token
+
+    def claim(self, token: str) -> tuple[object | None, str | None]:
+        entry = self.store.take(CONFIRM, self._held_key(token))
+        local, _ = super().claim(token)
+        if entry is None:  # answered already (here or on another replica), or expired
+            return None, None
+        return local, str(entry.get("fingerprint") or "") or None
+
+    def _held_key(self, token: str) -> str:
+        return secret_key(f"held\0{self.owner}\0{token}")
 
     def _put_back(self, key: str, entry: dict[str, Any]) -> None:
         left = float(entry.get("expires_at", 0)) - self._clock()

@@ -8,12 +8,15 @@ refresh token on two authorization servers end with one valid pair.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 import redis
 from cryptography.fernet import Fernet
@@ -127,6 +130,58 @@ async def test_a_code_issued_on_one_replica_is_redeemed_on_another_and_sends_onc
         for run in (a, b):
             ready = httpx2.get(run.base + "/readyz", timeout=10)
             assert ready.status_code == 200 and ready.json() == {"status": "ready"}
+
+
+class RoundRobin(httpx2.AsyncBaseTransport):
+    """The load balancer, in the client: each request goes to the next replica (the port rewritten); `log` keeps
+    which replica got which JSON-RPC method and whether it carried a request state."""
+
+    def __init__(self, runs: list[RemoteRun]) -> None:
+        self.ports = [int(urlsplit(run.url).port or 0) for run in runs]
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.turn = 0
+        self.log: list[tuple[int, str, bool]] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        replica = self.turn % len(self.ports)
+        self.turn += 1
+        body = json.loads(request.content or b"{}") if request.method == "POST" else {}
+        params = body.get("params") or {} if isinstance(body, dict) else {}
+        self.log.append((replica, str(body.get("method", request.method)), "requestState" in params))
+        request.url = request.url.copy_with(port=self.ports[replica])
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_2026_client_answers_on_another_replica_than_the_one_that_asked(
+    emulator: Emulator, tmp_path: Path, open_replica_store
+) -> None:
+    emulator.reset()
+    with replicas(emulator, tmp_path, [open_replica_store(), open_replica_store()]) as runs:
+        me = runs[0].sign_in(OWNER)
+        token = runs[0].token_for(me, resource=PUBLIC).access_token
+        balancer = RoundRobin(runs)
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"}, transport=balancer, timeout=httpx2.Timeout(60.0)
+        )
+        asked: list[str] = []
+
+        async def person(_ctx: object, _params: object) -> types.ElicitResult:
+            asked.append("asked")
+            return types.ElicitResult(action="accept", content={"confirm": True})
+
+        before = sends(emulator)
+        connection = streamable_http_client(runs[0].url, http_client=http)
+        async with Client(connection, mode="auto", elicitation_callback=person) as session:
+            draft = await session.call_tool("gmail_create_draft", DRAFT)
+            sent = await session.call_tool("gmail_send_draft", {"draft_id": draft.structured_content["draft_id"]})
+        assert sent.structured_content["status"] == "sent" and asked == ["asked"]
+        assert sends(emulator) == before + 1
+        calls = [(replica, state) for replica, method, state in balancer.log if method == "tools/call"]
+        question, answer = calls[-2:]
+        assert not question[1] and answer[1] and question[0] != answer[0]  # asked on one, answered on the other
 
 
 async def test_a_store_that_goes_away_mid_run_defers_and_recovers_by_itself(emulator: Emulator, tmp_path: Path) -> None:
