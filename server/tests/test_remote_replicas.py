@@ -258,3 +258,29 @@ async def test_concurrent_refreshes_on_two_authorization_servers_end_with_one_pa
         assert server.ledger.verify_access(access, RESOURCE) is not None
     onward = second_server.ledger.rotate(refresh_token, client_id)  # the new refresh token works on either
     assert onward is not None and first_server.ledger.rotate(refresh_token, client_id) == onward
+
+
+def test_a_replica_whose_store_is_unreachable_at_start_up_exits_non_zero(tmp_path: Path) -> None:
+    from cryptography.fernet import Fernet as FernetKey
+
+    from server.tests.support.redis_server import free_port
+    from server.tests.test_remote_oauth_config import client_file, run_main
+
+    local = "http://127.0.0.1:8080/oauth/google/callback"
+    refused = run_main(
+        "--http",
+        "127.0.0.1:0",
+        "--auth",
+        "oauth",
+        env={
+            "HOME_DIR": str(tmp_path),
+            "GMAIL_MCP_PUBLIC_URL": "http://127.0.0.1:8080/mcp",
+            "GMAIL_MCP_GOOGLE_CLIENT_FILE": str(client_file(tmp_path, local)),
+            "GMAIL_MCP_TOKEN_ENCRYPTION": "env",
+            "GMAIL_MCP_TOKEN_KEY": FernetKey.generate_key().decode(),
+            "GMAIL_MCP_STORE": f"redis://:s3cret-pw@127.0.0.1:{free_port()}/0",  # nobody listens there
+        },
+    )
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert "cannot be reached at start-up" in refused.stderr and "GMAIL_MCP_STORE" in refused.stderr
+    assert "s3cret-pw" not in refused.stderr
