@@ -11,14 +11,17 @@ expiry (`StateStore.incr`: `INCRBY` with the window's end set once in Redis, one
   raises `StoreUnavailable` (transient, retryable): nothing is sent uncounted.
 - `SharedQuotaLimiter`: Gmail quota units per (person, account) in fixed windows of `burst / rate` seconds, at
   most `burst` units each (the sustained rate of `GMAIL_MCP_QUOTA_UNITS_PER_S`, the same burst as in-process).
-  A caller past the window's budget waits for the next window plus the excess at the sustained rate. The budget is
-  a courtesy to Gmail (which enforces its own): with the store unreachable it falls back to the process's own
-  bucket rather than failing reads.
+  A caller past the window's budget waits for the next window plus the excess at the sustained rate. A replica
+  takes a lease of a tenth of the window's budget (or what a request needs, if more) and spends it locally, so a
+  warm read costs a store round trip for about one Gmail request in ten; the window's budget is still never
+  exceeded, only reached early by up to one lease per replica. The budget is a courtesy to Gmail (which enforces
+  its own): with the store unreachable it falls back to the process's own bucket rather than failing reads.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
 
@@ -27,6 +30,8 @@ from server.gmail.quota import DEFAULT_BURST_UNITS, QuotaLimiter
 from server.runtime.send_guard import WINDOW_S, SendGuard
 
 from .store import QUOTA, SENT, StateStore, StoreUnavailable, secret_key
+
+LEASE_SHARE = 0.1  # a replica takes a tenth of a window's budget at once and spends it without the store
 
 
 class SharedSendGuard(SendGuard):
@@ -77,16 +82,26 @@ class SharedQuotaLimiter(QuotaLimiter):
         self.store = store
         self._owner = secret_key(f"quota\0{owner}")
         self.window_s = self._burst / self._rate if self.enabled else 1.0
+        self.lease_units = max(1, math.floor(self._burst * LEASE_SHARE))
+        self._lease_lock = threading.Lock()
+        self._lease_window, self._lease_left = -1, 0
 
     def reserve(self, units: float) -> float:
         if not self.enabled or units <= 0:
             return 0.0
+        needed = math.ceil(units)
         now = self._clock()
         window = math.floor(now / self.window_s)
-        try:
-            used = self.store.incr(QUOTA, f"{self._owner}:{window}", math.ceil(units), 2 * self.window_s)
-        except StoreUnavailable:
-            return super().reserve(units)  # the budget is a courtesy: this process's own bucket meanwhile
+        with self._lease_lock:
+            if window == self._lease_window and self._lease_left >= needed:
+                self._lease_left -= needed  # spent from this replica's lease: no store round trip
+                return 0.0
+            taken = max(needed, self.lease_units)
+            try:
+                used = self.store.incr(QUOTA, f"{self._owner}:{window}", taken, 2 * self.window_s)
+            except StoreUnavailable:
+                return super().reserve(units)  # the budget is a courtesy: this process's own bucket meanwhile
+            self._lease_window, self._lease_left = window, taken - needed
         if used <= self._burst:
             return 0.0
         return (window + 1) * self.window_s - now + (used - self._burst) / self._rate

@@ -15,7 +15,7 @@ from server.errors import ConfirmationError, SendLimitError
 from server.remote.key_ring import key_ring, request_state_security
 from server.remote.shared_confirmations import SharedConfirmationBook
 from server.remote.shared_limits import SharedQuotaLimiter, SharedSendGuard
-from server.remote.store import CONFIRM
+from server.remote.store import CONFIRM, QUOTA
 from server.runtime.confirmations import MAX_WRONG_CODES
 from server.tests.support.redis_server import StoreUnderTest
 
@@ -140,7 +140,7 @@ def test_replicas_racing_for_the_last_sends_get_exactly_the_limit(any_store: Sto
 def test_the_quota_budget_is_shared_by_the_replicas(any_store: StoreUnderTest) -> None:
     waits: list[float] = []
     clock = any_store.clock
-    clock.now = 1_800_000_000.0  # the start of a window (burst 20 / rate 10: 2 s windows)
+    clock.now = 1_800_000_000.0  # the start of a window (burst 20 / rate 10: 2 s windows; leases of 2 units)
     a = SharedQuotaLimiter(any_store.store, OWNER, 10.0, 20.0, clock=clock, sleep=waits.append)
     b = SharedQuotaLimiter(any_store.replica(), OWNER, 10.0, 20.0, clock=clock, sleep=waits.append)
     assert a.acquire(15) == 0.0
@@ -151,6 +151,18 @@ def test_the_quota_budget_is_shared_by_the_replicas(any_store: StoreUnderTest) -
     assert other.acquire(20) == 0.0  # budgets are per person and account
     clock.now += 2.0
     assert a.acquire(20) == 0.0  # a new window
+
+
+def test_small_requests_spend_a_lease_without_a_store_round_trip(any_store: StoreUnderTest) -> None:
+    clock = any_store.clock
+    clock.now = 1_800_000_000.0
+    limiter = SharedQuotaLimiter(any_store.store, OWNER, 100.0, 250.0, clock=clock, sleep=lambda _: None)
+    window = f"{limiter._owner}:{int(clock.now // limiter.window_s)}"
+    for _ in range(12):  # 12 history checks of 2 units: within one lease of 25 units
+        assert limiter.acquire(2) == 0.0
+    assert any_store.store.incr(QUOTA, window, 0, 10) == 25  # one round trip took the lease; none since
+    limiter.acquire(2)
+    assert any_store.store.incr(QUOTA, window, 0, 10) == 50  # the next lease
 
 
 def test_a_request_state_sealed_by_one_replica_opens_on_another() -> None:
