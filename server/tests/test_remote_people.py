@@ -85,7 +85,15 @@ async def test_two_people_each_reach_only_their_own_mail_caches_and_accounts(rem
     assert refused.is_error and "Roadmap review" not in text_of(refused)
     people = remote.remote.people
     assert people.person(me).default_name == OWNER and people.person(ada).default_name == WORK_OWNER
-    assert people.person(me).context_for(None) is not people.person(ada).context_for(None)
+    mine_ctx, hers_ctx = people.person(me).context_for(None), people.person(ada).context_for(None)
+    # Each person's client (connections, quota budget), caches, confirmation codes, send limit and audit trail.
+    assert mine_ctx.gmail is not hers_ctx.gmail and mine_ctx.cache is not hers_ctx.cache
+    assert mine_ctx.safety.confirmations is not hers_ctx.safety.confirmations
+    assert mine_ctx.safety.send_guard is not hers_ctx.safety.send_guard
+    assert mine_ctx.safety.audit is not hers_ctx.safety.audit
+    # Kept in a bounded LRU of people: the least recently served person's clients go first.
+    people.max_people = 1
+    assert people.person(ada).context_for(None) is hers_ctx and people.person(me).context_for(None) is not mine_ctx
 
 
 async def test_a_person_with_two_google_accounts_gets_both_in_the_enum_and_another_person_neither(
