@@ -30,7 +30,7 @@ from server.protocol import http
 from server.protocol.connect_page import CONNECT_PATH, ConnectPages, url_elicitation
 from server.protocol.dispatch import build_server
 from server.protocol.http_guard import HttpGuard
-from server.protocol.oauth_guard import OAuthGate
+from server.protocol.oauth_guard import STORE_DOWN, STORE_RETRY_AFTER_S, OAuthGate
 from server.remote.authorization import AllowedUsers, AuthorizationServer
 from server.remote.client_metadata import ClientMetadataFetcher
 from server.remote.google_upstream import GOOGLE_CERTS_URL, GOOGLE_TOKEN_URI, GoogleSignIn, GoogleWebClient
@@ -133,6 +133,7 @@ def build_remote(
     callback = next((r for r in routes if isinstance(r, Route) and r.path == CALLBACK_PATH), None)
     routes[:0] = ConnectPages(people, records, sign_in, oauth).routes(callback)  # first: its callback wraps the AS's
     guard.app.router.routes.extend(routes)  # type: ignore[attr-defined]  # the SDK's Starlette app
+    guard.app.add_exception_handler(StoreUnavailable, store_down)  # type: ignore[attr-defined]
     gate = OAuthGate(
         ledger,
         oauth.public_url,
@@ -144,6 +145,14 @@ def build_remote(
     guard.oauth = gate
     guard.readiness = store.ready
     return Remote(store, ledger, records, client, people, gate, guard, authorization)
+
+
+async def store_down(_request: Any, _error: Exception) -> Any:
+    """The authorization server's pages and endpoints while the state store is unreachable: 503 with Retry-After
+    (a client retries; nothing is answered as refused)."""
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(STORE_DOWN, status_code=503, headers={"Retry-After": str(STORE_RETRY_AFTER_S)})
 
 
 def open_oauth_server(

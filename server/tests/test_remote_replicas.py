@@ -90,6 +90,7 @@ def replicas(emulator: Emulator, tmp_path: Path, stores: list[StateStore]) -> It
                     tmp_path / f"replica-{index}",
                     write_tools=frozenset({"drafts", "send"}),
                     env={"GMAIL_MCP_PUBLIC_URL": PUBLIC},
+                    authorization_server=True,
                     store=store,
                     vault_key=vault_key,
                 )
@@ -209,6 +210,9 @@ async def test_a_store_that_goes_away_mid_run_defers_and_recovers_by_itself(emul
             )
             assert call.status_code == 503 and int(call.headers["retry-after"]) > 0  # not 401: nobody signed out
             assert "GMAIL_MCP_STORE" in call.json()["error_description"]
+            refresh = {"grant_type": "refresh_token", "refresh_token": "any", "client_id": "any"}
+            token_endpoint = httpx2.post(replica.base + "/token", data=refresh, timeout=10)
+            assert token_endpoint.status_code == 503 and token_endpoint.headers["retry-after"] == "5"
             with pytest.raises(StoreUnavailable) as caught:  # what a tool meets past the gate
                 SharedSendGuard(store, "someone", 10).check()
             assert caught.value.code == "transient" and caught.value.retryable
