@@ -91,7 +91,8 @@ async def ask(
     if request_ctx is None or not client_can_elicit(request_ctx):
         return await _run(request.without_asking, ctx)
     if is_modern(request_ctx):
-        token = ctx.safety.confirmations.hold(HeldConfirmation(tool, request), fingerprint(tool, request))
+        held = HeldConfirmation(tool, request)  # in a worker thread: a shared book writes to the state store
+        token = await anyio.to_thread.run_sync(ctx.safety.confirmations.hold, held, fingerprint(tool, request))
         question = types.ElicitRequest(
             params=types.ElicitRequestFormParams(message=request.question, requested_schema=ELICITATION_SCHEMA)
         )
@@ -118,7 +119,7 @@ async def answer(
     """Resolves a 2026-07-28 repeat of the call: the held request, once, and the person's answer to it. Where the
     question was asked by another replica (only its fingerprint is shared), `rerun` runs the call's first phase
     again here, and the answer applies only if that asks the very same question."""
-    item, asked = ctx.safety.confirmations.claim(request_state)
+    item, asked = await anyio.to_thread.run_sync(ctx.safety.confirmations.claim, request_state)
     request = item.request if isinstance(item, HeldConfirmation) and item.tool == tool else None
     if request is None and item is None and asked is not None and rerun is not None:
         again = await anyio.to_thread.run_sync(rerun, abandon_on_cancel=True)
