@@ -185,6 +185,37 @@ async def test_a_2026_client_answers_on_another_replica_than_the_one_that_asked(
         assert not question[1] and answer[1] and question[0] != answer[0]  # asked on one, answered on the other
 
 
+async def test_a_draft_changed_before_the_answer_is_not_sent_by_the_other_replica(
+    emulator: Emulator, tmp_path: Path, open_replica_store
+) -> None:
+    emulator.reset()
+    with replicas(emulator, tmp_path, [open_replica_store(), open_replica_store()]) as runs:
+        me = runs[0].sign_in(OWNER)
+        token = runs[0].token_for(me, resource=PUBLIC).access_token
+        balancer = RoundRobin(runs)
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"}, transport=balancer, timeout=httpx2.Timeout(60.0)
+        )
+        draft_id = ""
+
+        async def person_while_the_draft_changes(_ctx: object, _params: object) -> types.ElicitResult:
+            async with client(runs[0], token) as elsewhere:  # the draft edited while the person is asked
+                changed = {"draft_id": draft_id, "subject": "Dinner instead"}
+                assert not (await elsewhere.call_tool("gmail_update_draft", changed)).is_error
+            return types.ElicitResult(action="accept", content={"confirm": True})
+
+        before = sends(emulator)
+        connection = streamable_http_client(runs[0].url, http_client=http)
+        async with Client(connection, mode="auto", elicitation_callback=person_while_the_draft_changes) as session:
+            draft = await session.call_tool("gmail_create_draft", DRAFT)
+            draft_id = draft.structured_content["draft_id"]
+            refused = await session.call_tool("gmail_send_draft", {"draft_id": draft_id})
+        assert refused.is_error and "asked about changed" in refused.content[0].text  # the rerun's check
+        assert sends(emulator) == before
+        calls = [(replica, state) for replica, method, state in balancer.log if method == "tools/call"]
+        assert calls[-1][1] and calls[-2][0] != calls[-1][0]  # answered on the replica that did not ask
+
+
 async def test_a_store_that_goes_away_mid_run_defers_and_recovers_by_itself(emulator: Emulator, tmp_path: Path) -> None:
     emulator.reset()
     server = RedisServer(require_binary(), tmp_path / "redis").start()
