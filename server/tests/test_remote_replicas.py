@@ -44,7 +44,7 @@ from server.tests.support.oauth_browser import (
 from server.tests.support.redis_server import RedisServer, fresh_namespace, require_binary
 from server.tests.support.remote_http import RemoteRun, remote_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # two replicas, a real redis-server: ~30 s
 PUBLIC = "https://mail.example.test/mcp"  # the one URL every replica serves behind the load balancer
 DRAFT = {"to": ["friend@example.org"], "subject": "Lunch", "body": "Thursday?"}
 
