@@ -210,12 +210,14 @@ async def test_concurrent_refreshes_within_the_grace_window_get_the_same_pair(
         assert server.ledger.verify_access(access, RESOURCE) is not None
         assert server.ledger.verify_access(first["access_token"], RESOURCE) is not None  # same grant lives on
         clock.now += 31  # past the 30 s grace window the old refresh token is spent
-        late = await app.post("/token", data=form)
-        assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
         onward = await app.post("/token", data={**form, "refresh_token": refresh_token})
         assert onward.status_code == 200 and onward.json()["refresh_token"] != refresh_token
         stranger = {**form, "refresh_token": onward.json()["refresh_token"], "client_id": "gmcp-other"}
         assert (await app.post("/token", data=stranger)).status_code == 401
+        late = await app.post("/token", data=form)  # a replay after the window: the family ends (RFC 9700 4.14.2)
+        assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
+        assert late.headers["cache-control"] == "no-store"
+        assert server.ledger.verify_access(onward.json()["access_token"], RESOURCE) is None
 
 
 async def test_a_public_client_revokes_with_its_client_id_and_the_token_is_refused(
