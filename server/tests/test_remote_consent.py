@@ -218,11 +218,26 @@ async def test_a_person_not_allowed_cannot_sign_in(store, clock, emulator: Emula
         flow = authorize_params(client_id)
         page = await sign_in(browser, flow, user=WORK_OWNER)
     assert page.status_code == 403 and "location" not in page.headers
-    assert WORK_OWNER in page.text and "me@example.com, any address at example.org" in page.text
+    assert WORK_OWNER in page.text and "me@example.com, any account of the example.org organisation" in page.text
     back = page.text.split('<a href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
     assert_to_client(back, flow.params["state"], error="access_denied")
     assert "code=" not in back
     assert server.records.google_accounts(subject_of(WORK_OWNER)) == []
+
+
+async def test_a_domain_entry_admits_an_account_its_workspace_manages(
+    store, clock, emulator: Emulator, client_file, docs
+) -> None:
+    """The emulator's ID token names the Workspace domain in `hd` (Google's OpenID Connect reference): an
+    `@domain` entry admits the account only with it, so the callback must hand it on."""
+    domain = WORK_OWNER.rsplit("@", 1)[1]
+    server = build_server(store, clock, emulator, client_file, allowed=f"{OWNER}, @{domain.upper()}")
+    client_id = cimd_client(docs)
+    async with http_client(server) as browser:
+        flow = authorize_params(client_id)
+        page = await sign_in(browser, flow, user=WORK_OWNER)
+    assert page.status_code == 302 and "code=" in page.headers["location"]
+    assert [account.email for account in server.records.google_accounts(subject_of(WORK_OWNER))] == [WORK_OWNER]
 
 
 async def test_fewer_google_scopes_granted_shrink_the_mcp_scopes_issued(
