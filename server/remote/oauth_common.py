@@ -97,7 +97,6 @@ class AuthCore:
     mcp_scopes: list[str]
     google_scopes_for: Callable[[Iterable[str]], list[str]]
     clock: Callable[[], float]
-    login_hint: str | None = None  # demo mode: the account the emulator's Google signs in (it has no chooser)
     base_path: str = field(init=False)
 
     def __post_init__(self) -> None:
