@@ -56,12 +56,20 @@ def test_registrable_redirects() -> None:
         "http://127.0.0.1:33418/callback",
         "http://localhost/cb",
         "http://[::1]:9/cb",
+        "cursor://anysphere.cursor-mcp/oauth/callback",  # Cursor desktop's DCR, beside its https and loopback ones
+        "com.example.app:/oauth2redirect",  # RFC 8252 7.1's reverse-domain form
     ):
         assert registrable_redirect(good), good
     for bad in (
         "http://app.example/cb",
         "http://10.0.0.1/cb",
-        "cursor://anysphere.cursor-retrieval/oauth/callback",
+        "cursor://anysphere.cursor-mcp/oauth/callback#frag",
+        "data:text/html,<script>alert(1)</script>",
+        "JavaScript:alert(1)",
+        "vbscript:x",
+        "file:///etc/passwd",
+        "ftp://app.example/cb",
+        "myapp:",
         "https://app.example/cb#frag",
         "https://user:pw@app.example/cb",
         "https:///cb",
