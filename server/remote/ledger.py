@@ -172,6 +172,11 @@ class Ledger:
         self.store.put(GRANT, grant_id, grant, self.lifetimes.refresh_s)  # an active grant lives on
         return pair
 
+    def refresh_scopes(self, refresh_token: str, client_id: str) -> frozenset[str] | None:
+        """The scopes of a live (not yet rotated) refresh token of `client_id`, without using it; else None."""
+        record = self.store.get(REFRESH, secret_key(refresh_token))
+        return frozenset(record["scopes"]) if record is not None and record["client_id"] == client_id else None
+
     def _rotated(self, key: str, client_id: str) -> TokenPair | None:
         kept = self.store.get(ROTATED, key)
         if kept is None or kept["client_id"] != client_id:
