@@ -226,8 +226,10 @@ async def test_connect_another_account_from_the_link_in_the_unknown_account_erro
     assert f"login_hint={OWNER.replace('@', '%40')}" in to_google
     second = follow_once(follow_once(to_google))  # Google -> our callback -> Google again, for the new account
     assert "login_hint=" + WORK_OWNER.replace("@", "%40") in second
-    status, page = page_of(follow_once(second))
+    with urllib.request.urlopen(follow_once(second), timeout=10) as answer:
+        status, page, headers = answer.status, answer.read().decode(), answer.headers
     assert status == 200 and "Connected" in page and WORK_OWNER in page
+    assert headers["Cache-Control"] == "no-store" and "frame-ancestors 'none'" in headers["Content-Security-Policy"]
     found = await search(remote, token, "Budget", account=WORK_OWNER)
     assert not found.is_error and "Budget 2025" in text_of(found)
     assert page_of(link)[0] == 400  # single use
