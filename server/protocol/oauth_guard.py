@@ -8,8 +8,9 @@
    another resource, unknown, expired or revoked gets 401 with `WWW-Authenticate: Bearer resource_metadata=...`
    (RFC 9728 5.1), so the client finds the authorization server and signs in; failures count towards the same
    per-client limit as static tokens (429 beyond it); the token is never logged;
-3. a person whose Google sign-in grant died (`PeopleSource.needs_sign_in`) gets 401 too, and the client's grant
-   is revoked, so its refresh token cannot keep the dead session alive: the client signs in again;
+3. a person whose Google sign-in grant died (`PeopleSource.needs_sign_in`), or whom `GMAIL_MCP_ALLOWED_USERS` no
+   longer admits (the operator removed them: a 30-day rolling grant must not outlive that), gets 401 too, and the
+   client's grant is revoked, so its refresh token cannot keep the session alive: the client signs in again;
 4. a `tools/call` of a write tool whose group the token's grant lacks gets 403 `insufficient_scope` with the scopes
    held and the one needed (MCP 2025-11-25 incremental consent; RFC 6750 3.1): the bounded body is read once and
    replayed to the app;
@@ -38,6 +39,7 @@ from server.remote.metadata import (
     TOKEN_PATH,
     www_authenticate,
 )
+from server.remote.oauth_common import AllowedUsers
 from server.remote.person import READ_SCOPE, group_scope
 from server.runtime.observability import get_logger
 
@@ -71,6 +73,7 @@ class OAuthGate:
         write_groups: dict[str, str],
         *,
         max_body_bytes: int,
+        allowed_users: AllowedUsers | None = None,
     ) -> None:
         self.ledger = ledger
         self.resource = resource
@@ -78,6 +81,7 @@ class OAuthGate:
         self.people = people
         self.write_groups = write_groups
         self.max_body_bytes = max_body_bytes
+        self.allowed_users = allowed_users
 
     async def admit(
         self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send, limiter: FailedAuthLimiter
@@ -98,6 +102,14 @@ class OAuthGate:
             log.warning("authentication failed", extra={"client": client, "path": path, "reason": reason})
             limiter.fail(client)
             await self._challenge(send, 401, "invalid_token" if token else None, "Sign in to use this server")
+            return None
+        allowed = self.allowed_users
+        if allowed is not None and access.email and not allowed.allows(access.email, access.hosted_domain):
+            self.ledger.revoke_grant(access.grant_id)
+            log.warning(
+                "signed-in person no longer allowed: grant revoked", extra={"person": person_tag(access.subject)}
+            )
+            await self._challenge(send, 401, "invalid_token", "This account may no longer use this server")
             return None
         mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject)
         if not mailboxes.signed_in:

@@ -88,6 +88,7 @@ async def google_callback(core: AuthCore, request: Request) -> Response:
             "code_challenge": pending["code_challenge"],
             "subject": identity.sub,
             "email": identity.email,
+            "hd": identity.hosted_domain,
             "scopes": issued,
             "resource": pending["resource"],
         }

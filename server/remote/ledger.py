@@ -61,6 +61,7 @@ class Access:
     scopes: frozenset[str]
     resource: str  # RFC 8707: the resource the token was issued for (this server's URL)
     email: str = ""  # the address the person signed in with (display and the allow-list; never a lookup key)
+    hosted_domain: str = ""  # Google's `hd` at sign-in (the allow-list's @domain entries)
 
 
 def new_secret() -> str:
@@ -103,12 +104,15 @@ class Ledger:
         resource: str,
         code: str | None = None,
         email: str = "",
+        hosted_domain: str = "",
     ) -> TokenPair:
         """Starts a grant and issues its first pair; `code` (the one redeemed for it) is remembered so a replay of
         it revokes this grant."""
         grant_id = new_secret()
         held = sorted(set(scopes))
         grant = {"subject": subject, "client_id": client_id, "scopes": held, "resource": resource, "email": email}
+        if hosted_domain:
+            grant["hd"] = hosted_domain
         self.store.put(GRANT, grant_id, grant, self.lifetimes.refresh_s)
         if code is not None:
             self.store.put(SPENT_CODE, secret_key(code), {"grant": grant_id}, self.lifetimes.refresh_s)
@@ -136,6 +140,7 @@ class Ledger:
             scopes=frozenset(record["scopes"]),
             resource=str(record["resource"]),
             email=str(record.get("email") or ""),
+            hosted_domain=str(record.get("hd") or ""),
         )
 
     def rotate(self, refresh_token: str, client_id: str) -> TokenPair | None:

@@ -110,6 +110,7 @@ def _redeem(core: AuthCore, client: Client, form: dict[str, str]) -> Response:
         resource=str(data["resource"]),
         code=code,
         email=str(data.get("email") or ""),
+        hosted_domain=str(data.get("hd") or ""),
     )
     return _pair(pair)
 
