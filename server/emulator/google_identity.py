@@ -6,8 +6,9 @@ OpenID Connect guide (developers.google.com/identity/openid-connect/openid-conne
 - the ID token is a JWT signed RS256 with a key published at the JWKS endpoint (Google's `jwks_uri`,
   `https://www.googleapis.com/oauth2/v3/certs`; here `/oauth2/v3/certs`), with `iss` `https://accounts.google.com`,
   `aud` and `azp` the client id, `sub` (the account's stable identifier, "never reused", up to 255 ASCII
-  characters; Google's are 21 digits), `email`, `email_verified`, `iat`, `exp` (one hour), `at_hash` when issued
-  with an access token, and `nonce` when the authorization request had one;
+  characters; Google's are 21 digits), `email`, `email_verified`, `hd` (the Workspace domain; every address not at
+  gmail.com stands for a Workspace account here), `iat`, `exp` (one hour), `at_hash` when issued with an access
+  token, and `nonce` when the authorization request had one;
 - the userinfo endpoint (`/oauth2/v3/userinfo`, also `/v1/userinfo` as in Google's discovery document) answers a
   Bearer access token that carries `openid` or the email scope with `sub`, `email` and `email_verified`;
 - the discovery document at `/.well-known/openid-configuration` names the emulator's own endpoints, with Google's
@@ -84,6 +85,9 @@ class IdentityKeys:
             "iat": now,
             "exp": now + ID_TOKEN_TTL_S,
         }
+        domain = email.rpartition("@")[2].lower()
+        if domain not in ("gmail.com", "googlemail.com"):
+            claims["hd"] = domain  # Google names the Workspace domain that manages the account
         if access_token:
             claims["at_hash"] = at_hash(access_token)
         if nonce:
@@ -109,7 +113,7 @@ def discovery(base_url: str) -> dict[str, Any]:
         "id_token_signing_alg_values_supported": ["RS256"],
         "scopes_supported": ["openid", "email", "profile"],
         "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
-        "claims_supported": ["aud", "email", "email_verified", "exp", "iat", "iss", "sub", "at_hash", "nonce"],
+        "claims_supported": ["aud", "email", "email_verified", "exp", "hd", "iat", "iss", "sub", "at_hash", "nonce"],
         "code_challenge_methods_supported": ["plain", "S256"],
         "grant_types_supported": ["authorization_code", "refresh_token"],
     }

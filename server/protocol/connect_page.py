@@ -30,14 +30,14 @@ import mcp_types as types
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from server.remote.google_upstream import GoogleSignIn, GoogleSignInError
 from server.remote.mailboxes import CONNECT_TICKET as TICKET
 from server.remote.mailboxes import PeopleSource, person_tag
 from server.remote.oauth_config import CALLBACK_PATH, OAuthSettings
-from server.remote.pages import error_page
+from server.remote.pages import error_page, notice_page
 from server.remote.person import person_of
 from server.remote.records import GoogleAccount, Records
 from server.remote.store import PENDING
@@ -118,7 +118,7 @@ class ConnectPages:
             f"<p>Connected <strong>{escape(identity.email)}</strong>. Its mail is now available to your assistant "
             f"as the account <code>{escape(identity.email.lower())}</code>.</p><p>You can close this tab.</p>"
         )
-        return HTMLResponse(f"<!doctype html><title>Account connected</title>{body}")
+        return notice_page("Account connected", body)
 
 
 class _SharedCallback:

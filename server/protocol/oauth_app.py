@@ -141,6 +141,7 @@ def build_remote(
         people,
         write_tool_groups(toolsets),
         max_body_bytes=options.max_body_bytes,
+        allowed_users=AllowedUsers.parse(oauth.allowed_users),
     )
     guard.oauth = gate
     guard.readiness = store.ready

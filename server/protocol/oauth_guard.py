@@ -9,8 +9,9 @@
    (RFC 9728 5.1), so the client finds the authorization server and signs in; failures count towards the same
    per-client limit as static tokens (429 beyond it); the token is never logged; a state store that cannot be
    reached answers 503 with Retry-After instead (nobody is signed out because the store blinked);
-3. a person whose Google sign-in grant died (`PeopleSource.needs_sign_in`) gets 401 too, and the client's grant
-   is revoked, so its refresh token cannot keep the dead session alive: the client signs in again;
+3. a person whose Google sign-in grant died (`PeopleSource.needs_sign_in`), or whom `GMAIL_MCP_ALLOWED_USERS` no
+   longer admits (the operator removed them: a 30-day rolling grant must not outlive that), gets 401 too, and the
+   client's grant is revoked, so its refresh token cannot keep the session alive: the client signs in again;
 4. a `tools/call` of a write tool whose group the token's grant lacks gets 403 `insufficient_scope` with the scopes
    held and the one needed (MCP 2025-11-25 incremental consent; RFC 6750 3.1): the bounded body is read once and
    replayed to the app;
@@ -29,7 +30,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
 from server.protocol.http_guard import FailedAuthLimiter, respond
-from server.remote.ledger import Ledger
+from server.remote.ledger import Access, Ledger
 from server.remote.mailboxes import PeopleSource, person_tag
 from server.remote.metadata import (
     AUTHORIZE_PATH,
@@ -39,6 +40,7 @@ from server.remote.metadata import (
     TOKEN_PATH,
     www_authenticate,
 )
+from server.remote.oauth_common import AllowedUsers
 from server.remote.person import READ_SCOPE, group_scope
 from server.remote.store import StoreUnavailable
 from server.runtime.observability import get_logger
@@ -79,6 +81,7 @@ class OAuthGate:
         write_groups: dict[str, str],
         *,
         max_body_bytes: int,
+        allowed_users: AllowedUsers | None = None,
     ) -> None:
         self.ledger = ledger
         self.resource = resource
@@ -86,6 +89,7 @@ class OAuthGate:
         self.people = people
         self.write_groups = write_groups
         self.max_body_bytes = max_body_bytes
+        self.allowed_users = allowed_users
 
     async def admit(
         self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send, limiter: FailedAuthLimiter
@@ -102,6 +106,7 @@ class OAuthGate:
         token = bearer_of(headers)
         try:
             access = await anyio.to_thread.run_sync(self.ledger.verify_access, token, self.resource) if token else None
+            allowed = access is None or self._still_allowed(access)
             mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject) if access else None
         except StoreUnavailable:  # the store blinked: nobody is signed out for it; the client retries
             log.warning("state store unreachable: token check deferred", extra={"client": client, "path": path})
@@ -112,6 +117,9 @@ class OAuthGate:
             log.warning("authentication failed", extra={"client": client, "path": path, "reason": reason})
             limiter.fail(client)
             await self._challenge(send, 401, "invalid_token" if token else None, "Sign in to use this server")
+            return None
+        if not allowed:
+            await self._challenge(send, 401, "invalid_token", "This account may no longer use this server")
             return None
         assert mailboxes is not None
         if not mailboxes.signed_in:
@@ -142,6 +150,16 @@ class OAuthGate:
             await self._challenge(send, 403, "insufficient_scope", f"This tool needs {needed}", [*held, needed])
             return None
         return _replay(body, receive)
+
+    def _still_allowed(self, access: Access) -> bool:
+        """Whether `GMAIL_MCP_ALLOWED_USERS` still admits the signed-in person (checked on every request: removing
+        someone must not wait for their 30-day grant to lapse); if not, their grant is revoked here. Blocking."""
+        allowed = self.allowed_users
+        if allowed is None or not access.email or allowed.allows(access.email, access.hosted_domain):
+            return True
+        self.ledger.revoke_grant(access.grant_id)
+        log.warning("signed-in person no longer allowed: grant revoked", extra={"person": person_tag(access.subject)})
+        return False
 
     def _scope_needed(self, body: bytes, held: frozenset[str]) -> str | None:
         """The MCP scope a `tools/call` in `body` needs and the grant lacks; None when it may go on."""

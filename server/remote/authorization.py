@@ -81,9 +81,9 @@ class AuthorizationServer:
     google_scopes_for, clock=time.time, registration=True)`; optional keywords beyond that (defaults suit
     production): `lifetimes` and `record_lifetimes` (the ledger's and the records'), `registrations_per_window`
     and `registration_window_s` (the DCR rate limit per client address), `unused_registration_s` (how long a
-    registration that never got tokens is kept), `google_login_hint` (demo mode only: the emulator's Google has no
-    account chooser and signs in the address this names). `resource_url` is the MCP endpoint's public URL (the RFC 8707
+    registration that never got tokens is kept). `resource_url` is the MCP endpoint's public URL (the RFC 8707
     audience of every token), `issuer` the public URL the OAuth endpoints hang below (usually the same origin).
+    (The demo's account chooser for the emulator's Google is a route of the demo's wiring, `oauth_app.demo_chooser`.)
     """
 
     def __init__(
@@ -105,7 +105,6 @@ class AuthorizationServer:
         registrations_per_window: int = 20,
         registration_window_s: float = 3600.0,
         unused_registration_s: float = 24 * 3600.0,
-        google_login_hint: str | None = None,
     ) -> None:
         self.ledger = Ledger(store, cipher, lifetimes)
         self.records = Records(store, cipher, record_lifetimes)
@@ -131,7 +130,6 @@ class AuthorizationServer:
             mcp_scopes=list(mcp_scopes),
             google_scopes_for=google_scopes_for,
             clock=clock,
-            login_hint=google_login_hint,
         )
         self.registration = registration
         self.resource_url = resource_url

@@ -49,7 +49,7 @@ async def google_callback(core: AuthCore, request: Request) -> Response:
             error_description="The Google sign-in was declined." if declined else f"Google sign-in failed: {error}",
             state=state,
         )
-    if not core.allowed_users.allows(identity.email):
+    if not core.allowed_users.allows(identity.email, identity.hosted_domain):
         log.warning("sign-in refused: address not allowed")
         back = core.redirect_to_client(
             redirect_uri, error="access_denied", error_description="This account may not sign in here.", state=state
@@ -88,6 +88,7 @@ async def google_callback(core: AuthCore, request: Request) -> Response:
             "code_challenge": pending["code_challenge"],
             "subject": identity.sub,
             "email": identity.email,
+            "hd": identity.hosted_domain,
             "scopes": issued,
             "resource": pending["resource"],
         }

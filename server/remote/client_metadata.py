@@ -190,7 +190,12 @@ def _host(parts: Any) -> str:
 
 def _absolute(uri: str) -> bool:
     parts = urlsplit(uri)
+    if parts.scheme in SCRIPT_SCHEMES:  # a browser would run or render it: never a callback
+        return False
     return bool(parts.scheme) and not parts.fragment and (bool(parts.netloc) or parts.scheme not in ("http", "https"))
+
+
+SCRIPT_SCHEMES = frozenset({"javascript", "data", "vbscript", "file", "blob", "about"})
 
 
 def _max_age(cache_control: str) -> float:

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import secrets
 import threading
 from collections import deque
@@ -35,7 +36,14 @@ from .store import secret_key
 
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 GRANT_TYPES = ("authorization_code", "refresh_token")
-REDIRECT_RULE = "redirect URIs must be https URLs, or http on a loopback address (127.0.0.1, [::1], localhost)"
+REDIRECT_RULE = (
+    "redirect URIs must be https URLs, http on a loopback address (127.0.0.1, [::1], localhost), or an app's own "
+    "scheme (e.g. cursor://...), without a fragment"
+)
+# Schemes a browser runs, renders or hands to another program: never an app's callback (RFC 8252 8.x).
+NOT_APP_SCHEMES = frozenset(
+    {"http", "https", "javascript", "data", "vbscript", "file", "blob", "about", "ftp", "ws", "wss", "mailto", "tel"}
+)
 
 
 class UnknownClient(Exception):
@@ -218,11 +226,23 @@ class ClientDirectory:
 
 
 def registrable_redirect(uri: str) -> bool:
-    """The DCR allow-list: https with a host, or http on a loopback address; no fragment."""
+    """The DCR allow-list: https with a host, http on a loopback address, or a native app's private-use scheme
+    (RFC 8252 7.1, e.g. Cursor's `cursor://anysphere.cursor-mcp/oauth/callback`: Cursor registers it beside its
+    https and loopback callbacks, and one refused URI refuses the set); no fragment, no user info. A private-use
+    URI is matched exactly later (only loopback http may vary its port), and PKCE binds the code to the app."""
     parts = urlsplit(uri)
-    if parts.fragment or not parts.hostname or parts.username or parts.password:
+    if parts.fragment or parts.username or parts.password:
         return False
     if parts.scheme == "https":
-        return True
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return parts.scheme == "http" and host in LOOPBACK_HOSTS
+        return bool(parts.hostname)
+    if parts.scheme == "http":
+        host = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else parts.hostname
+        return host in LOOPBACK_HOSTS
+    return private_use_redirect(uri)
+
+
+def private_use_redirect(uri: str) -> bool:
+    """A native app's own callback scheme: a well-formed scheme that no browser runs or renders, and a target."""
+    scheme, _, rest = uri.partition(":")
+    well_formed = bool(re.fullmatch(r"[a-z][a-z0-9+.-]*", scheme)) and scheme not in NOT_APP_SCHEMES
+    return well_formed and bool(rest.strip("/")) and "#" not in rest

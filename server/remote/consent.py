@@ -157,9 +157,7 @@ async def consent_post(core: AuthCore, request: Request) -> Response:
         )
     google_state = secrets.token_urlsafe(32)
     google_scopes = core.google_scopes_for(pending["scopes"])
-    url, verifier = await run_in_threadpool(
-        lambda: core.google.authorization_url(google_state, google_scopes, login_hint=core.login_hint)
-    )
+    url, verifier = await run_in_threadpool(core.google.authorization_url, google_state, google_scopes)
     onward = {
         **pending,
         "stage": GOOGLE_STAGE,

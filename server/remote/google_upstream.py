@@ -85,6 +85,7 @@ class GoogleIdentity:
     access_token: str
     expires_in: int
     refresh_token: str | None  # None when Google kept the earlier one (no consent screen this time)
+    hosted_domain: str = ""  # the ID token's `hd`: the Workspace domain managing the account ("" for consumer)
 
 
 def pkce_pair() -> tuple[str, str]:
@@ -145,6 +146,7 @@ class GoogleSignIn:
             access_token=str(answer.get("access_token", "")),
             expires_in=int(answer.get("expires_in", 0) or 0),
             refresh_token=str(answer["refresh_token"]) if answer.get("refresh_token") else None,
+            hosted_domain=str(claims.get("hd") or ""),
         )
 
     def _token_request(self, code: str, verifier: str) -> dict[str, Any]:

@@ -12,7 +12,8 @@ All kept in a `StateStore`, never as the secrets themselves: a code or token is 
 - Refresh tokens rotate (OAuth 2.1 4.3.1 for public clients) with a grace window: clients refresh concurrently (two
   tabs, a retried request), so a second use of the same refresh token within `grace_s` answers the same new pair,
   not a dead session (the failure peers hit: fastmcp #4901). The pair is kept for the window sealed with the
-  store's Fernet cipher, under the old token's hash; after it the old token is simply unknown.
+  store's Fernet cipher, under the old token's hash. After it, the old token is a replay (OAuth 2.1 4.3.1, RFC 9700
+  4.14.2: one of the legitimate client and a thief holds a stolen copy): its use revokes the whole grant.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .store import ACCESS, CODE, GRANT, REFRESH, ROTATED, SPENT_CODE, StateStore, secret_key
+from .store import ACCESS, CODE, GRANT, REFRESH, RETIRED, ROTATED, SPENT_CODE, StateStore, secret_key
 
 
 class Cipher(Protocol):
@@ -60,6 +61,7 @@ class Access:
     scopes: frozenset[str]
     resource: str  # RFC 8707: the resource the token was issued for (this server's URL)
     email: str = ""  # the address the person signed in with (display and the allow-list; never a lookup key)
+    hosted_domain: str = ""  # Google's `hd` at sign-in (the allow-list's @domain entries)
 
 
 def new_secret() -> str:
@@ -102,12 +104,15 @@ class Ledger:
         resource: str,
         code: str | None = None,
         email: str = "",
+        hosted_domain: str = "",
     ) -> TokenPair:
         """Starts a grant and issues its first pair; `code` (the one redeemed for it) is remembered so a replay of
         it revokes this grant."""
         grant_id = new_secret()
         held = sorted(set(scopes))
         grant = {"subject": subject, "client_id": client_id, "scopes": held, "resource": resource, "email": email}
+        if hosted_domain:
+            grant["hd"] = hosted_domain
         self.store.put(GRANT, grant_id, grant, self.lifetimes.refresh_s)
         if code is not None:
             self.store.put(SPENT_CODE, secret_key(code), {"grant": grant_id}, self.lifetimes.refresh_s)
@@ -135,11 +140,13 @@ class Ledger:
             scopes=frozenset(record["scopes"]),
             resource=str(record["resource"]),
             email=str(record.get("email") or ""),
+            hosted_domain=str(record.get("hd") or ""),
         )
 
     def rotate(self, refresh_token: str, client_id: str) -> TokenPair | None:
         """Exchanges a refresh token for a new pair; the same new pair again within the grace window; else None
-        (unknown, expired, revoked, or presented by another client)."""
+        (unknown, expired, revoked, or presented by another client). A token rotated longer ago than the window
+        is a replay: its grant is revoked, so neither the thief nor the client keeps the family."""
         key = secret_key(refresh_token)
         again = self._rotated(key, client_id)
         if again is not None:
@@ -147,7 +154,11 @@ class Ledger:
         record = self.store.get(REFRESH, key)
         if record is None:
             # Rotated by another request since the first look? It records the pair before retiring the token.
-            return self._rotated(key, client_id)
+            again = self._rotated(key, client_id)
+            retired = self.store.get(RETIRED, key) if again is None else None
+            if retired is not None:
+                self.revoke_grant(str(retired["grant"]))
+            return again
         if record["client_id"] != client_id:
             return None
         grant_id = str(record["grant"])
@@ -161,9 +172,15 @@ class Ledger:
             self.store.delete(ACCESS, secret_key(pair.access_token))
             self.store.delete(REFRESH, secret_key(pair.refresh_token))
             return self._rotated(key, client_id)
+        self.store.put(RETIRED, key, {"grant": grant_id}, self.lifetimes.refresh_s)
         self.store.delete(REFRESH, key)
         self.store.put(GRANT, grant_id, grant, self.lifetimes.refresh_s)  # an active grant lives on
         return pair
+
+    def refresh_scopes(self, refresh_token: str, client_id: str) -> frozenset[str] | None:
+        """The scopes of a live (not yet rotated) refresh token of `client_id`, without using it; else None."""
+        record = self.store.get(REFRESH, secret_key(refresh_token))
+        return frozenset(record["scopes"]) if record is not None and record["client_id"] == client_id else None
 
     def _rotated(self, key: str, client_id: str) -> TokenPair | None:
         kept = self.store.get(ROTATED, key)

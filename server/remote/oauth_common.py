@@ -30,7 +30,11 @@ CONSENT_PATH = "/oauth/consent"
 
 @dataclass(frozen=True)
 class AllowedUsers:
-    """Who may sign in: exact addresses and `@domain` entries, compared case-insensitively."""
+    """Who may sign in: exact addresses and `@domain` entries, compared case-insensitively (ASCII letters only:
+    `str.lower` maps lookalikes such as the Kelvin sign U+212A to an ASCII `k`). An `@domain` entry admits an
+    address at exactly that domain whose Google ID token says the account is managed by it (`hd`, Google's
+    "Authenticate with a backend server" guide: the email domain alone does not prove membership, e.g. a consumer
+    Google account registered with a work address); consumer domains (`@gmail.com`) have no `hd`."""
 
     addresses: frozenset[str] = frozenset()
     domains: frozenset[str] = frozenset()
@@ -42,7 +46,7 @@ class AllowedUsers:
         addresses: set[str] = set()
         domains: set[str] = set()
         for entry in text.replace(",", " ").split():
-            entry = entry.strip().lower()
+            entry = _ascii_lower(entry.strip())
             if entry.startswith("@") and len(entry) > 1 and "@" not in entry[1:]:
                 domains.add(entry[1:])
             elif entry.count("@") == 1 and not entry.startswith("@") and not entry.endswith("@"):
@@ -51,16 +55,30 @@ class AllowedUsers:
                 raise ValueError(f"GMAIL_MCP_ALLOWED_USERS: {entry!r} is neither an address nor an @domain entry")
         return cls(frozenset(addresses), frozenset(domains))
 
-    def allows(self, email: str) -> bool:
-        address = email.strip().lower()
+    def allows(self, email: str, hosted_domain: str = "") -> bool:
+        """Whether `email` may sign in; `hosted_domain` is the ID token's `hd` claim ("" for none)."""
+        address = _ascii_lower(email.strip())
         if address.count("@") != 1:
             return False
-        return address in self.addresses or address.rsplit("@", 1)[1] in self.domains
+        if address in self.addresses:
+            return True
+        domain = address.rsplit("@", 1)[1]
+        managed = domain in CONSUMER_DOMAINS or _ascii_lower(hosted_domain.strip()) == domain
+        return domain in self.domains and managed
 
     def describe(self) -> str:
         """Who may sign in, in words (for the refusal page)."""
-        parts = sorted(self.addresses) + [f"any address at {domain}" for domain in sorted(self.domains)]
+        organisations = [f"any account of the {domain} organisation" for domain in sorted(self.domains)]
+        parts = sorted(self.addresses) + organisations
         return ", ".join(parts) if parts else "nobody (the operator has not set GMAIL_MCP_ALLOWED_USERS)"
+
+
+CONSUMER_DOMAINS = frozenset({"gmail.com", "googlemail.com"})  # Google's own addresses: no `hd` claim
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _ascii_lower(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
 
 
 @dataclass
@@ -79,7 +97,6 @@ class AuthCore:
     mcp_scopes: list[str]
     google_scopes_for: Callable[[Iterable[str]], list[str]]
     clock: Callable[[], float]
-    login_hint: str | None = None  # demo mode: the account the emulator's Google signs in (it has no chooser)
     base_path: str = field(init=False)
 
     def __post_init__(self) -> None:

@@ -91,6 +91,11 @@ def consent_page(
     return _page("Allow access to your Gmail?", body)
 
 
+def notice_page(title: str, body: str) -> HTMLResponse:
+    """A page whose HTML `body` the caller built with every value escaped; the same headers as every other."""
+    return _page(title, body)
+
+
 def error_page(title: str, message: str, status: int = 400) -> HTMLResponse:
     """A plain page; used wherever redirecting to the client would be unsafe (unknown client, wrong redirect)."""
     return _page(title, f"<p>{escape(message)}</p>", status)

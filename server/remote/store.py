@@ -49,13 +49,14 @@ SPENT_CODE = "spent_code"  # a redeemed code's hash -> its grant, so a replay ca
 ACCESS = "access"  # access tokens, by hash
 REFRESH = "refresh"  # refresh tokens, by hash
 ROTATED = "rotated"  # a refresh token just rotated, by hash -> the pair it was exchanged for (grace window)
+RETIRED = "retired"  # a rotated refresh token, by hash -> its grant: a use after the grace window revokes it
 GRANT = "grant"  # one sign-in of one person for one client: the family its tokens belong to
 CONSENT = "consent"  # a person's consent for a client and scopes
 GOOGLE = "google"  # a person's Google grant (refresh token sealed with Fernet)
 PENDING = "pending"  # authorization requests in flight (state), until the browser comes back
 CONFIRM = "confirm"  # confirmation codes for sends and other writes, by hash: redeemed once (`take`)
 KEYRING = "keyring"  # unused: the `requestState` ring is derived from the vault key instead (key_ring.py)
-KINDS = (CLIENT, CODE, SPENT_CODE, ACCESS, REFRESH, ROTATED, GRANT, CONSENT, GOOGLE, PENDING, CONFIRM, KEYRING)
+KINDS = (CLIENT, CODE, SPENT_CODE, ACCESS, REFRESH, ROTATED, RETIRED, GRANT, CONSENT, GOOGLE, PENDING, CONFIRM, KEYRING)
 # Counter kinds (`incr` only; their values are integers, not JSON objects).
 SENT = "sent"  # sends per person per window (the send limit)
 QUOTA = "quota"  # Gmail quota units spent per person per window (the quota budget)

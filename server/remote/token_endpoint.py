@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import secrets
 
 from starlette.requests import Request
@@ -28,6 +29,7 @@ from .oauth_common import NO_STORE, AuthCore, oauth_error
 
 log = get_logger("remote.token")
 FORM = "application/x-www-form-urlencoded"
+VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")  # RFC 7636 4.1: 43 to 128 unreserved characters
 
 
 def s256(verifier: str) -> str:
@@ -99,7 +101,7 @@ def _redeem(core: AuthCore, client: Client, form: dict[str, str]) -> Response:
         return oauth_error("invalid_grant", "The code was issued to another client.")
     if form.get("redirect_uri", data["redirect_uri"]) != data["redirect_uri"]:
         return oauth_error("invalid_grant", "redirect_uri differs from the authorization request's.")
-    if not verifier or not secrets.compare_digest(s256(verifier), str(data["code_challenge"])):
+    if not VERIFIER.fullmatch(verifier) or not secrets.compare_digest(s256(verifier), str(data["code_challenge"])):
         return oauth_error("invalid_grant", "The PKCE code_verifier does not match the code_challenge.")
     pair = core.ledger.issue_tokens(
         subject=str(data["subject"]),
@@ -108,6 +110,7 @@ def _redeem(core: AuthCore, client: Client, form: dict[str, str]) -> Response:
         resource=str(data["resource"]),
         code=code,
         email=str(data.get("email") or ""),
+        hosted_domain=str(data.get("hd") or ""),
     )
     return _pair(pair)
 
@@ -116,10 +119,14 @@ def _refresh(core: AuthCore, client: Client, form: dict[str, str]) -> Response:
     refresh_token = form.get("refresh_token", "")
     if not refresh_token:
         return oauth_error("invalid_request", "The refresh_token is missing.")
+    asked = form.get("scope")
+    held = core.ledger.refresh_scopes(refresh_token, client.client_id)
+    if asked is not None and held is not None and not set(asked.split()) <= held:
+        # Refused before rotating: the client's refresh token stays good (else a retry would be a replay).
+        return oauth_error("invalid_scope", "A refresh cannot add scopes; sign in again to grant more.")
     pair = core.ledger.rotate(refresh_token, client.client_id)
     if pair is None:
         return oauth_error("invalid_grant", "The refresh token is unknown, expired or revoked: sign in again.")
-    asked = form.get("scope")
     if asked is not None and not set(asked.split()) <= set(pair.scopes):
         return oauth_error("invalid_scope", "A refresh cannot add scopes; sign in again to grant more.")
     return _pair(pair)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 LOGGER_NAME = "gmail_mcp"
+MESSAGE_LOGGERS = ("mcp", "sse_starlette", "httpx", "httpcore", "googleapiclient")  # see setup_logging
 _STANDARD_ATTRS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 _EMAIL = re.compile(r"([A-Za-z0-9._%+-])([A-Za-z0-9._%+-]*)(@[A-Za-z0-9.-]+\.[A-Za-z]{2,})")
 _BEARER = re.compile(r"(?i)(bearer\s+|access_token[\"'=: ]+|refresh_token[\"'=: ]+)[A-Za-z0-9._\-/+=]{8,}")
@@ -71,10 +72,14 @@ def setup_logging(level: str = "INFO") -> logging.Logger:
     logging.captureWarnings(True)
     logger = logging.getLogger(LOGGER_NAME)
     logger.setLevel(logging.CRITICAL + 1 if level == "QUIET" else getattr(logging, level, logging.INFO))
+    quiet = logging.CRITICAL + 1
     if level == "QUIET":
-        root.setLevel(logging.CRITICAL + 1)
-    # googleapiclient logs each request URL at INFO/DEBUG, which may carry queries (personal data).
-    logging.getLogger("googleapiclient").setLevel(logging.WARNING)
+        root.setLevel(quiet)
+    # Pinned, not inherited, so nothing that later lowers the root (a library's basicConfig, an embedding app)
+    # lets them through: the MCP SDK and sse-starlette log whole JSON-RPC messages at DEBUG (tool results: mail
+    # bodies), httpx/httpcore and googleapiclient log request URLs (queries: personal data) at INFO/DEBUG.
+    for name in MESSAGE_LOGGERS:
+        logging.getLogger(name).setLevel(quiet if level == "QUIET" else logging.WARNING)
     return logger
 
 

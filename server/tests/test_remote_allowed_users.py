@@ -12,7 +12,7 @@ from server.remote.clients import registrable_redirect
 def test_addresses_and_domains_are_matched_exactly_and_case_insensitively() -> None:
     allowed = AllowedUsers.parse("Alice@X.com, @Example.ORG\n bob@y.net")
     assert allowed.allows("alice@x.com") and allowed.allows(" ALICE@x.COM ")
-    assert allowed.allows("carol@example.org") and allowed.allows("Dave@EXAMPLE.org")
+    assert allowed.allows("carol@example.org", "example.org") and allowed.allows("Dave@EXAMPLE.org", "Example.org")
     assert allowed.allows("bob@y.net")
     for refused in (
         "alice@x.com.evil",
@@ -23,9 +23,24 @@ def test_addresses_and_domains_are_matched_exactly_and_case_insensitively() -> N
         "x@@example.org",
     ):
         assert not allowed.allows(refused), refused
-    assert allowed.describe() == "alice@x.com, bob@y.net, any address at example.org"
+    assert allowed.describe() == "alice@x.com, bob@y.net, any account of the example.org organisation"
     assert not AllowedUsers.parse("").allows("alice@x.com")
     assert "nobody" in AllowedUsers.parse("").describe()
+
+
+def test_a_domain_entry_needs_the_workspace_hd_claim_and_ascii_case_only() -> None:
+    """Google's backend-auth guide: the email domain alone does not prove an account belongs to a Workspace
+    organisation (a consumer Google account may be registered with a work address, then `hd` is absent); `hd`
+    does. `str.lower` folds the Kelvin sign U+212A to an ASCII k: a lookalike must not match."""
+    allowed = AllowedUsers.parse("@example.org, @gmail.com, kim@kappa.net, @kexample.org")
+    assert allowed.allows("carol@example.org", "example.org")
+    assert not allowed.allows("carol@example.org")  # a consumer account with a work address
+    assert not allowed.allows("carol@example.org", "evil.example")  # another organisation's account
+    assert not allowed.allows("eve@sub.example.org", "sub.example.org")
+    assert not allowed.allows("eve@evil-example.org", "evil-example.org")
+    assert allowed.allows("someone@gmail.com")  # consumer Google addresses carry no hd
+    assert allowed.allows("KIM@Kappa.NET")
+    assert not allowed.allows("\u212aim@kappa.net") and not allowed.allows("x@\u212aexample.org", "\u212aexample.org")
 
 
 @pytest.mark.parametrize("entry", ["alice", "@", "a@b@c", "@x@y", "alice@"])
@@ -41,12 +56,20 @@ def test_registrable_redirects() -> None:
         "http://127.0.0.1:33418/callback",
         "http://localhost/cb",
         "http://[::1]:9/cb",
+        "cursor://anysphere.cursor-mcp/oauth/callback",  # Cursor desktop's DCR, beside its https and loopback ones
+        "com.example.app:/oauth2redirect",  # RFC 8252 7.1's reverse-domain form
     ):
         assert registrable_redirect(good), good
     for bad in (
         "http://app.example/cb",
         "http://10.0.0.1/cb",
-        "cursor://anysphere.cursor-retrieval/oauth/callback",
+        "cursor://anysphere.cursor-mcp/oauth/callback#frag",
+        "data:text/html,<script>alert(1)</script>",
+        "JavaScript:alert(1)",
+        "vbscript:x",
+        "file:///etc/passwd",
+        "ftp://app.example/cb",
+        "myapp:",
         "https://app.example/cb#frag",
         "https://user:pw@app.example/cb",
         "https:///cb",

@@ -169,6 +169,12 @@ async def test_a_code_is_single_use_and_its_reuse_revokes_what_it_issued(
             "error": "invalid_grant",
             "error_description": "The PKCE code_verifier does not match the code_challenge.",
         }
+        for odd in ("é" * 43, "short", flow.verifier + " "):  # RFC 7636 4.1; non-ASCII once answered 500
+            flow = authorize_params(client_id)
+            await sign_in(browser, flow)
+            refused = await exchange(app, flow, client_id, code_verifier=odd)
+            assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant", odd
+            assert refused.headers["cache-control"] == "no-store"
         flow = authorize_params(client_id)
         await sign_in(browser, flow)
         moved = await exchange(app, flow, client_id, redirect_uri="http://127.0.0.1:9/elsewhere")
@@ -209,13 +215,18 @@ async def test_concurrent_refreshes_within_the_grace_window_get_the_same_pair(
         assert answers[0].headers["cache-control"] == "no-store"
         assert server.ledger.verify_access(access, RESOURCE) is not None
         assert server.ledger.verify_access(first["access_token"], RESOURCE) is not None  # same grant lives on
+        broader = await app.post("/token", data={**form, "refresh_token": refresh_token, "scope": "gmail.drafts"})
+        assert broader.status_code == 400 and broader.json()["error"] == "invalid_scope"
         clock.now += 31  # past the 30 s grace window the old refresh token is spent
-        late = await app.post("/token", data=form)
-        assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
+        # ... but the refused broader refresh did not spend the new one (else this would be a replay, RFC 9700).
         onward = await app.post("/token", data={**form, "refresh_token": refresh_token})
         assert onward.status_code == 200 and onward.json()["refresh_token"] != refresh_token
         stranger = {**form, "refresh_token": onward.json()["refresh_token"], "client_id": "gmcp-other"}
         assert (await app.post("/token", data=stranger)).status_code == 401
+        late = await app.post("/token", data=form)  # a replay after the window: the family ends (RFC 9700 4.14.2)
+        assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
+        assert late.headers["cache-control"] == "no-store"
+        assert server.ledger.verify_access(onward.json()["access_token"], RESOURCE) is None
 
 
 async def test_a_public_client_revokes_with_its_client_id_and_the_token_is_refused(

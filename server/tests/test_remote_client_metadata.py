@@ -213,6 +213,8 @@ def test_without_the_test_allowance_nothing_local_is_fetched(server: DocumentSer
         ({"client_id": "https://someone.else/client.json"}, "another client_id"),
         ({"redirect_uris": []}, "redirect_uris"),
         ({"redirect_uris": ["/relative"]}, "redirect_uris"),
+        ({"redirect_uris": ["https://app.example/cb", "javascript:alert(document.cookie)"]}, "redirect_uris"),
+        ({"redirect_uris": ["data:text/html,<script>alert(1)</script>"]}, "redirect_uris"),
         ({"redirect_uris": "https://app.example/cb"}, "redirect_uris"),
         ({"client_secret": "s3cret"}, "secret"),
         ({"token_endpoint_auth_method": "client_secret_basic"}, "shared-secret"),

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
 
 from server.emulator import Emulator
 from server.emulator.google_identity import subject_of
@@ -218,11 +219,26 @@ async def test_a_person_not_allowed_cannot_sign_in(store, clock, emulator: Emula
         flow = authorize_params(client_id)
         page = await sign_in(browser, flow, user=WORK_OWNER)
     assert page.status_code == 403 and "location" not in page.headers
-    assert WORK_OWNER in page.text and "me@example.com, any address at example.org" in page.text
+    assert WORK_OWNER in page.text and "me@example.com, any account of the example.org organisation" in page.text
     back = page.text.split('<a href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
     assert_to_client(back, flow.params["state"], error="access_denied")
     assert "code=" not in back
     assert server.records.google_accounts(subject_of(WORK_OWNER)) == []
+
+
+async def test_a_domain_entry_admits_an_account_its_workspace_manages(
+    store, clock, emulator: Emulator, client_file, docs
+) -> None:
+    """The emulator's ID token names the Workspace domain in `hd` (Google's OpenID Connect reference): an
+    `@domain` entry admits the account only with it, so the callback must hand it on."""
+    domain = WORK_OWNER.rsplit("@", 1)[1]
+    server = build_server(store, clock, emulator, client_file, allowed=f"{OWNER}, @{domain.upper()}")
+    client_id = cimd_client(docs)
+    async with http_client(server) as browser:
+        flow = authorize_params(client_id)
+        page = await sign_in(browser, flow, user=WORK_OWNER)
+    assert page.status_code == 302 and "code=" in page.headers["location"]
+    assert [account.email for account in server.records.google_accounts(subject_of(WORK_OWNER))] == [WORK_OWNER]
 
 
 async def test_fewer_google_scopes_granted_shrink_the_mcp_scopes_issued(
@@ -258,18 +274,35 @@ async def test_a_google_refusal_reaches_the_client_as_access_denied(
         assert replay.status_code == 400 and "location" not in replay.headers
 
 
-async def test_demo_mode_names_the_account_for_the_emulators_google(
+async def test_the_demo_chooser_names_the_demo_person_for_the_emulators_google(
     store, clock, emulator: Emulator, client_file, docs
 ) -> None:
-    """The emulator's Google has no account chooser (no `login_hint`, no sign-in): the demo names the account."""
-    server = build_server(store, clock, emulator, client_file, google_login_hint=OWNER)
+    """The emulator's Google has no account chooser (without `login_hint` it declines); `--demo --http --auth
+    oauth` puts this server's chooser route (`demo_chooser`, the web client's `auth_uri`) in front of it, which
+    names the demo person and keeps every other parameter of the sign-in (state, PKCE, scopes)."""
+    from starlette.testclient import TestClient
+
+    from server.app.demo_mode import DEMO_CHOOSER_PATH
+    from server.protocol.oauth_app import demo_chooser
+
+    chooser = TestClient(Starlette(routes=[demo_chooser(emulator.url, OWNER)]))
+
+    def through_the_chooser(params: dict[str, str]) -> None:
+        answer = chooser.get(DEMO_CHOOSER_PATH, params={**params, "login_hint": WORK_OWNER}, follow_redirects=False)
+        assert answer.status_code == 302
+        onward = answer.headers["location"]
+        assert onward.startswith(emulator.url + "/o/oauth2/v2/auth?")
+        chosen = query_of(onward)
+        assert chosen == {**params, "login_hint": OWNER}
+        params.clear()
+        params.update(chosen)
+
+    server = build_server(store, clock, emulator, client_file)
     client_id = cimd_client(docs)
     async with http_client(server) as browser:
         flow = authorize_params(client_id)
-        assert (await sign_in(browser, flow, user=None)).status_code == 302
+        assert (await sign_in(browser, flow, user=None, edit=through_the_chooser)).status_code == 302
         assert "code" in flow.answer
-    plain = build_server(store, clock, emulator, client_file)
-    async with http_client(plain) as browser:
         flow = authorize_params(client_id)
         await sign_in(browser, flow, user=None)
         assert flow.answer["error"] == "access_denied"

@@ -78,10 +78,20 @@ def test_rotation_issues_a_new_pair_and_retires_the_old_refresh_token(ledger: Le
     new = ledger.rotate(pair.refresh_token, "client-a")
     assert new is not None and new.refresh_token != pair.refresh_token and new.access_token != pair.access_token
     assert ledger.verify_access(new.access_token) is not None
-    clock.now += 31
-    assert ledger.rotate(pair.refresh_token, "client-a") is None
     newer = ledger.rotate(new.refresh_token, "client-a")
     assert newer is not None and newer.refresh_token not in (pair.refresh_token, new.refresh_token)
+
+
+def test_a_rotated_refresh_token_used_after_the_grace_window_revokes_the_family(ledger: Ledger, clock: Clock) -> None:
+    """OAuth 2.1 4.3.1 / RFC 9700 4.14.2: a retired refresh token that comes back is a stolen copy (or the thief
+    already rotated it): the whole grant ends, for the thief and the client alike."""
+    pair = first_pair(ledger)
+    new = ledger.rotate(pair.refresh_token, "client-a")
+    assert new is not None
+    clock.now += 31
+    assert ledger.rotate(pair.refresh_token, "client-a") is None
+    assert ledger.verify_access(new.access_token) is None
+    assert ledger.rotate(new.refresh_token, "client-a") is None
 
 
 def test_a_second_use_within_the_grace_window_gets_the_same_pair(ledger: Ledger, clock: Clock) -> None:

@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 
 from server.emulator import Emulator
+from server.remote.oauth_common import AllowedUsers
 from server.tests.support.accounts import WORK_OWNER, two_account_emulator
 from server.tests.support.emulator import OWNER
 from server.tests.support.http_server import mcp_client
@@ -226,8 +227,10 @@ async def test_connect_another_account_from_the_link_in_the_unknown_account_erro
     assert f"login_hint={OWNER.replace('@', '%40')}" in to_google
     second = follow_once(follow_once(to_google))  # Google -> our callback -> Google again, for the new account
     assert "login_hint=" + WORK_OWNER.replace("@", "%40") in second
-    status, page = page_of(follow_once(second))
+    with urllib.request.urlopen(follow_once(second), timeout=10) as answer:
+        status, page, headers = answer.status, answer.read().decode(), answer.headers
     assert status == 200 and "Connected" in page and WORK_OWNER in page
+    assert headers["Cache-Control"] == "no-store" and "frame-ancestors 'none'" in headers["Content-Security-Policy"]
     found = await search(remote, token, "Budget", account=WORK_OWNER)
     assert not found.is_error and "Budget 2025" in text_of(found)
     assert page_of(link)[0] == 400  # single use
@@ -241,6 +244,22 @@ async def test_a_connect_link_opened_in_someone_elses_browser_attaches_nothing(r
     status, page = page_of(back)
     assert status == 403 and "someone else" in page
     assert [account.email for account in remote.remote.records.google_accounts(me)] == [OWNER]
+
+
+async def test_a_person_the_allow_list_no_longer_names_is_signed_out(remote: RemoteRun) -> None:
+    """Grants roll for 30 days: an operator who removes someone from GMAIL_MCP_ALLOWED_USERS (and restarts) must not
+    have to wait that long. Their next request answers 401 and their grant, refresh token included, is gone."""
+    me = remote.sign_in(OWNER)
+    pair = remote.remote.ledger.issue_tokens(
+        subject=me, client_id="test", scopes=["gmail.read"], resource=remote.url, email=OWNER
+    )
+    assert not (await search(remote, pair.access_token, "Budget")).is_error
+    remote.remote.gate.allowed_users = AllowedUsers.parse(WORK_OWNER)  # the list the server restarted with
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    async with httpx2.AsyncClient(base_url=remote.base) as http:
+        answer = await http.post("/mcp", json=ping, headers=bearer(pair.access_token))
+    assert answer.status_code == 401 and "no longer" in answer.headers["www-authenticate"]
+    assert remote.remote.ledger.rotate(pair.refresh_token, "test") is None
 
 
 async def test_failed_tokens_are_rate_limited_per_client_as_static_ones(remote: RemoteRun) -> None:

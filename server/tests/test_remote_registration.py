@@ -19,7 +19,14 @@ import pytest
 from server.emulator import Emulator
 from server.remote.client_metadata import ClientMetadataFetcher
 from server.tests.support.accounts import two_account_emulator
-from server.tests.support.oauth_browser import APP_REDIRECT, CALLBACK, authorize_params, build_server, http_client
+from server.tests.support.oauth_browser import (
+    APP_REDIRECT,
+    CALLBACK,
+    authorize_params,
+    build_server,
+    http_client,
+    start,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +53,8 @@ async def test_registration_accepts_https_and_loopback_redirects_only_and_says_s
     server = build_server(store, clock, emulator, client_file)
     async with http_client(server) as app:
         for uris in (
-            ["cursor://anysphere.cursor-retrieval/oauth/callback"],
+            ["ftp://app.example/callback"],
+            ["file:///etc/passwd"],
             ["http://app.example/callback"],
             ["http://192.168.1.4:8080/callback"],
             [APP_REDIRECT, "https://app.example/cb#fragment"],
@@ -54,7 +62,7 @@ async def test_registration_accepts_https_and_loopback_redirects_only_and_says_s
             refused = await app.post("/register", json={"redirect_uris": uris})
             assert refused.status_code == 400, uris
             assert refused.json()["error"] == "invalid_redirect_uri"
-            assert "https URLs, or http on a loopback address" in refused.json()["error_description"]
+            assert "https URLs, http on a loopback address" in refused.json()["error_description"]
         missing = await app.post("/register", json={"client_name": "x"})
         assert missing.status_code == 400 and missing.json()["error"] == "invalid_client_metadata"
         assert (await app.post("/register", content=b"not json")).json()["error"] == "invalid_client_metadata"
@@ -64,6 +72,27 @@ async def test_registration_accepts_https_and_loopback_redirects_only_and_says_s
         accepted = await app.post("/register", json={"redirect_uris": uris, "token_endpoint_auth_method": "none"})
         assert accepted.status_code == 201 and accepted.headers["cache-control"] == "no-store"
         assert accepted.json()["redirect_uris"] == uris and accepted.json()["token_endpoint_auth_method"] == "none"
+
+
+async def test_cursor_registers_its_three_callbacks_and_signs_in_with_its_own_scheme(
+    store, clock, emulator, client_file
+) -> None:
+    """Cursor desktop's DCR body names three redirect URIs at once (public reports: erp-mafia/accounted#2225,
+    soflyy/agent-connector-for-wp#111, 2026-09): its private-use scheme (RFC 8252 7.1), its https callback and a
+    loopback one. Refusing one refused the set, so Cursor could never start. The scheme is matched exactly."""
+    server = build_server(store, clock, emulator, client_file)
+    own = "cursor://anysphere.cursor-mcp/oauth/callback"
+    uris = [own, "https://www.cursor.com/agents/mcp/oauth/callback", "http://localhost:8787/callback"]
+    body = {"client_name": "Cursor", "redirect_uris": uris, "token_endpoint_auth_method": "none"}
+    async with http_client(server) as app:
+        accepted = await app.post("/register", json=body)
+        assert accepted.status_code == 201, accepted.text
+        client_id = accepted.json()["client_id"]
+        flow = authorize_params(client_id, redirect_uri=own)
+        assert (await start(app, flow)).status_code == 302 and own in flow.consent_page
+        other = authorize_params(client_id, redirect_uri=own + "x")
+        refused = await app.get("/authorize", params=other.params)
+        assert refused.status_code == 400 and "location" not in refused.headers
 
 
 async def test_registrations_are_rate_limited_per_address_repeatable_and_bounded(
