@@ -4,11 +4,14 @@ One file, `auth-state.sqlite3` in `GMAIL_MCP_STATE_DIR` (default: `state/` in th
 with mode 0600 in a folder created 0700 (SQLite gives its `-wal` and `-shm` files the database file's mode). WAL
 journaling lets readers go on while one writer writes; every write is one statement or one `BEGIN IMMEDIATE`
 transaction, so `add` and `take` stay atomic among threads (one connection per thread) and among processes sharing
-the file. Expired rows are invisible at once and removed by `sweep()`.
+the file. Expired rows are invisible at once and removed by `sweep()`. Counters (`incr`) are rows too, their value a
+JSON integer. An `OperationalError` (the file locked past the busy timeout, a full or vanished disk) is raised as
+`StoreUnavailable`, like an unreachable Redis.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -16,11 +19,18 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from server.runtime.config import home_dir
 
-from .store import StateStore, check_kind, check_ttl
+from .store import (
+    StateStore,
+    StoreUnavailable,
+    check_amount,
+    check_counter_kind,
+    check_kind,
+    check_ttl,
+)
 
 STATE_DIR_ENV = "GMAIL_MCP_STATE_DIR"
 FILE_NAME = "auth-state.sqlite3"
@@ -46,6 +56,23 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
 
 def open_state_store(env: Mapping[str, str] | None = None, clock: Callable[[], float] = time.time) -> SQLiteStore:
     return SQLiteStore(state_dir(env) / FILE_NAME, clock=clock)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reachable(method: Callable[Concatenate[SQLiteStore, P], R]) -> Callable[Concatenate[SQLiteStore, P], R]:
+    """Raises SQLite's operational failures as `StoreUnavailable` (transient, retryable)."""
+
+    @functools.wraps(method)
+    def wrapper(self: SQLiteStore, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailable(f"the state store {self.path} cannot be used now: {exc}") from exc
+
+    return wrapper
 
 
 def _private_file(path: Path) -> None:
@@ -88,6 +115,7 @@ class SQLiteStore(StateStore):
                 self._connections.append(connection)
         return connection
 
+    @_reachable
     def put(self, kind: str, key: str, value: dict[str, Any], ttl_s: float) -> None:
         expires_at = self._clock() + check_ttl(ttl_s)
         self._connection().execute(
@@ -96,6 +124,7 @@ class SQLiteStore(StateStore):
             (check_kind(kind), key, _dump(value), expires_at),
         )
 
+    @_reachable
     def add(self, kind: str, key: str, value: dict[str, Any], ttl_s: float) -> bool:
         now = self._clock()
         cursor = self._connection().execute(
@@ -106,6 +135,7 @@ class SQLiteStore(StateStore):
         )
         return cursor.rowcount == 1
 
+    @_reachable
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         row = (
             self._connection()
@@ -117,6 +147,7 @@ class SQLiteStore(StateStore):
         )
         return None if row is None else json.loads(row[0])
 
+    @_reachable
     def take(self, kind: str, key: str) -> dict[str, Any] | None:
         connection = self._connection()
         connection.execute("BEGIN IMMEDIATE")  # the write lock first: no other taker reads the row in between
@@ -133,15 +164,62 @@ class SQLiteStore(StateStore):
             raise
         return None if row is None else json.loads(row[0])
 
+    @_reachable
     def delete(self, kind: str, key: str) -> bool:
         cursor = self._connection().execute(
             "DELETE FROM entries WHERE kind = ? AND key = ? AND expires_at > ?", (check_kind(kind), key, self._clock())
         )
         return cursor.rowcount == 1
 
+    @_reachable
     def sweep(self) -> int:
         cursor = self._connection().execute("DELETE FROM entries WHERE expires_at <= ?", (self._clock(),))
         return cursor.rowcount
+
+    @_reachable
+    def incr(self, kind: str, key: str, amount: int, ttl_s: float) -> int:
+        check_counter_kind(kind)
+        check_amount(amount)
+        lifetime = check_ttl(ttl_s)
+        connection = self._connection()
+        connection.execute("BEGIN IMMEDIATE")  # read and write under the write lock: no increment is lost
+        try:
+            now = self._clock()
+            row = connection.execute(
+                "SELECT value FROM entries WHERE kind = ? AND key = ? AND expires_at > ?", (kind, key, now)
+            ).fetchone()
+            if row is None:  # a new window: starts at `amount`, ends `ttl_s` from now
+                value = amount
+                connection.execute(
+                    "INSERT INTO entries (kind, key, value, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key) "
+                    "DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at",
+                    (kind, key, json.dumps(value), now + lifetime),
+                )
+            else:  # the window goes on: its end does not move
+                value = int(json.loads(row[0])) + amount
+                connection.execute(
+                    "UPDATE entries SET value = ? WHERE kind = ? AND key = ?", (json.dumps(value), kind, key)
+                )
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        return value
+
+    @_reachable
+    def ping(self) -> None:
+        self._connection().execute("SELECT count(*) FROM entries WHERE 0").fetchone()
+
+    @_reachable
+    def remaining_ms(self, kind: str, key: str) -> int | None:
+        """Milliseconds left to a live entry or counter on the store's clock, None for none. For tests and tools."""
+        now = self._clock()
+        row = (
+            self._connection()
+            .execute("SELECT expires_at FROM entries WHERE kind = ? AND key = ? AND expires_at > ?", (kind, key, now))
+            .fetchone()
+        )
+        return None if row is None else round((row[0] - now) * 1000)
 
     def count(self, kind: str | None = None) -> int:
         """Rows held, expired or not (for tests and metrics)."""

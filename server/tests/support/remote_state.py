@@ -1,7 +1,8 @@
 """The remote side's test kit: an injected clock and a SQLite state store on it, one per test.
 
 The fixtures reach every test through `pytest_plugins` in server/tests/conftest.py; a module that needs another
-store (a path of its own) defines its own `store`, which takes precedence."""
+store (a path of its own) defines its own `store`, which takes precedence. The shared-store fixtures come from
+`redis_server.py` through this plugin."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from server.remote.sqlite_store import SQLiteStore
+
+# The real Redis server and the fixtures that run a test on each store (`redis_server`, `redis_store`, `any_store`).
+pytest_plugins = ["server.tests.support.redis_server"]
 
 
 class Clock:
