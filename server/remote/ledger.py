@@ -59,6 +59,7 @@ class Access:
     client_id: str
     scopes: frozenset[str]
     resource: str  # RFC 8707: the resource the token was issued for (this server's URL)
+    email: str = ""  # the address the person signed in with (display and the allow-list; never a lookup key)
 
 
 def new_secret() -> str:
@@ -93,13 +94,20 @@ class Ledger:
 
     # ---- tokens
     def issue_tokens(
-        self, *, subject: str, client_id: str, scopes: Iterable[str], resource: str, code: str | None = None
+        self,
+        *,
+        subject: str,
+        client_id: str,
+        scopes: Iterable[str],
+        resource: str,
+        code: str | None = None,
+        email: str = "",
     ) -> TokenPair:
         """Starts a grant and issues its first pair; `code` (the one redeemed for it) is remembered so a replay of
         it revokes this grant."""
         grant_id = new_secret()
         held = sorted(set(scopes))
-        grant = {"subject": subject, "client_id": client_id, "scopes": held, "resource": resource}
+        grant = {"subject": subject, "client_id": client_id, "scopes": held, "resource": resource, "email": email}
         self.store.put(GRANT, grant_id, grant, self.lifetimes.refresh_s)
         if code is not None:
             self.store.put(SPENT_CODE, secret_key(code), {"grant": grant_id}, self.lifetimes.refresh_s)
@@ -126,6 +134,7 @@ class Ledger:
             client_id=str(record["client_id"]),
             scopes=frozenset(record["scopes"]),
             resource=str(record["resource"]),
+            email=str(record.get("email") or ""),
         )
 
     def rotate(self, refresh_token: str, client_id: str) -> TokenPair | None:
