@@ -135,7 +135,7 @@ def requested_scopes(names: str | None) -> list[str]:
     unknown = [name for name in wanted if name not in scopes.BY_NAME]
     if unknown:
         raise ValueError(f"unknown scope name(s) {', '.join(unknown)}; valid: {', '.join(scopes.BY_NAME)}")
-    found = list(dict.fromkeys(scopes.BY_NAME[name] for name in wanted))
+    found = list(dict.fromkeys(url for name in wanted for url in scopes.expand(name)))
     if not scopes.covers(found, scopes.READ):
         found.insert(0, GMAIL_READONLY_SCOPE)
     return found
@@ -299,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         "--scopes",
         metavar="NAMES",
         help="what to ask Google for, comma separated: readonly (default), compose (drafts and sending), modify "
-        "(labels, archive, trash; also drafts), send, labels; read access is always included",
+        "(labels, archive, trash; also drafts), send, labels, settings (filters), contacts (saved and other "
+        "contacts), directory (Workspace directory); read access is always included",
     )
     args = parser.parse_args(argv)
     try:

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from googleapiclient.http import BatchHttpRequest
 
 from server.errors import AccountRefusedError, GmailError, RateLimitedError, TransientError
+from server.gmail.account_endpoints import FilterEndpoints, PeopleEndpoints
 from server.gmail.batch import GuardedBatch, is_compatible
 from server.gmail.batch_parts import ALONGSIDE_ID, ListAlongside, MakePart, batch_name, list_params, patience
 from server.gmail.batch_size import AdaptiveBatchSize
@@ -48,7 +49,7 @@ BATCH_LIMIT = 50  # Gmail accepts 100 calls per batch but advises at most 50
 HISTORY_TYPES = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
 
 
-class GmailClient(WriteEndpoints):
+class GmailClient(WriteEndpoints, PeopleEndpoints, FilterEndpoints):
     """Typed access to the Gmail endpoints the tools need, with retries and error mapping (writes: the mixin).
 
     Args:

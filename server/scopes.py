@@ -16,14 +16,36 @@ SEND = PREFIX + "gmail.send"
 MODIFY = PREFIX + "gmail.modify"
 LABELS = PREFIX + "gmail.labels"
 FULL = "https://mail.google.com/"
+# Beyond mail: Gmail's basic settings (filters) and the People API's read scopes (contacts, "other contacts", the
+# Workspace directory), each its own opt-in.
+SETTINGS_BASIC = PREFIX + "gmail.settings.basic"
+CONTACTS_READONLY = PREFIX + "contacts.readonly"
+OTHER_CONTACTS_READONLY = PREFIX + "contacts.other.readonly"
+DIRECTORY_READONLY = PREFIX + "directory.readonly"
 
-BY_NAME = {"readonly": READONLY, "compose": COMPOSE, "send": SEND, "modify": MODIFY, "labels": LABELS}
+BY_NAME = {
+    "readonly": READONLY,
+    "compose": COMPOSE,
+    "send": SEND,
+    "modify": MODIFY,
+    "labels": LABELS,
+    "settings": SETTINGS_BASIC,
+    "contacts": CONTACTS_READONLY,
+    "othercontacts": OTHER_CONTACTS_READONLY,
+    "directory": DIRECTORY_READONLY,
+}
+# A `--scopes` name that asks for more than one scope: `contacts` is both People API read scopes the contacts tool
+# searches with (saved contacts and "other contacts").
+BUNDLES = {"contacts": (CONTACTS_READONLY, OTHER_CONTACTS_READONLY)}
 
 # What each need is satisfied by: any one of the scopes in the set.
 READ = frozenset({READONLY, MODIFY, FULL})
 DRAFTS = frozenset({COMPOSE, MODIFY, FULL})
 SENDING = frozenset({SEND, COMPOSE, MODIFY, FULL})
 LABELING = frozenset({MODIFY, FULL})
+FILTER_READ = frozenset({SETTINGS_BASIC, READONLY, MODIFY, FULL})  # settings.filters.list/get
+FILTER_WRITE = frozenset({SETTINGS_BASIC})  # settings.filters.create/delete: only this scope allows them
+CONTACTS = frozenset({CONTACTS_READONLY, OTHER_CONTACTS_READONLY, DIRECTORY_READONLY})
 
 DEFAULT_GRANT = frozenset({READONLY})
 
@@ -35,6 +57,11 @@ def parse_granted(value: object) -> frozenset[str] | None:
     if not isinstance(value, list) or not value:
         return None
     return frozenset(str(scope) for scope in value)
+
+
+def expand(name: str) -> tuple[str, ...]:
+    """The scope URLs a `--scopes` short name asks for (KeyError for an unknown name)."""
+    return BUNDLES.get(name) or (BY_NAME[name],)
 
 
 def covers(granted: Iterable[str], needed_any_of: frozenset[str]) -> bool:

@@ -128,6 +128,7 @@ class ConfirmationRequest:
     proceed: Callable[[ToolContext], BaseModel]
     refused: Callable[[Refusal], BaseModel]
     without_asking: Callable[[ToolContext], BaseModel]
+    consent: str = "Send this email now"  # the checkbox the person ticks to say yes (elicitation)
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,18 @@ class PromptSpec:
 
 
 @dataclass(frozen=True)
+class CompletionSpec:
+    """Suggestions for the arguments named `names`, of any prompt or as a resource template's argument: `choices`
+    as given, or what `values` takes from the result of `tool` called with `arguments` (best first)."""
+
+    names: tuple[str, ...]
+    choices: tuple[str, ...] = ()
+    tool: str | None = None
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    values: Callable[[Any], list[str]] | None = None
+
+
+@dataclass(frozen=True)
 class Toolset:
     name: str
     description: str
@@ -229,6 +242,7 @@ class Toolset:
     opt_in: bool = False  # a toolset that changes the mailbox: offered only when enabled in configuration
     resources: tuple[ResourceSpec, ...] = ()  # what its tools also serve as MCP resources
     prompts: tuple[PromptSpec, ...] = ()
+    completions: tuple[CompletionSpec, ...] = ()  # where `completion/complete` finds values for arguments
     instructions: str = ""  # its sentence of the server's instructions (while it is offered)
 
 

@@ -2,7 +2,9 @@
 
 It serves a mailbox (a directory of .eml / .mbox files, or a Google Takeout export) through the Gmail v1 REST
 surface (messages list/get, attachments, threads, labels, profile, history; insert, import, modify,
-batchModify, delete, each recorded in the mailbox's history), batch requests, the OAuth refresh grant and Google's
+batchModify, delete, each recorded in the mailbox's history; settings.filters, `filters.py`), the People API
+searches answered from the mailbox's correspondents (`people.py`: other contacts, saved contacts added with
+`add_contact`, the directory), batch requests, the OAuth refresh grant and Google's
 sign-in for a Web client (`google_oauth.py`: authorization endpoint, code grant with PKCE, ID tokens, userinfo,
 revocation; one Google user per mailbox owner), with a control plane for fault injection, a request log, and
 changes to the mailbox during a test. It is the test backbone for the project (nobody can touch a real inbox

@@ -38,7 +38,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--scopes",
         metavar="NAMES",
-        help="with --write-token: the token's scopes (readonly,compose,send,modify,labels,full); calls outside them "
+        help="with --write-token: the token's scopes (readonly,compose,send,modify,labels,full; settings: "
+        "gmail.settings.basic; contacts: the two People API read scopes; directory); calls outside them "
         "answer 403 insufficientPermissions (default: an unrestricted test token recorded as readonly)",
     )
     parser.add_argument("--alias", action="append", default=[], metavar="ADDRESS", help="a send-as alias of the owner")

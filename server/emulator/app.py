@@ -36,7 +36,8 @@ from .tokens import INVALID_GRANT, INVALID_RAPT, TokenAuthority
 
 LOG = logging.getLogger("server.emulator")
 BATCH_PATHS = ("/batch", "/batch/gmail/v1")
-API_PREFIXES = ("/gmail/v1/", "/upload/gmail/v1/")
+PEOPLE_PREFIX = "/v1/"  # the People API (emulator/people.py), served beside Gmail as the contacts tool needs
+API_PREFIXES = ("/gmail/v1/", "/upload/gmail/v1/", PEOPLE_PREFIX)
 JSON_TYPE = "application/json; charset=UTF-8"
 _CALL_PATH = re.compile(r"^(?:/upload)?/gmail/v1/users/[^/]+/(.*)$")
 
@@ -161,7 +162,8 @@ class EmulatorApp:
         try:
             params = parse_qs(exchange.query, keep_blank_values=True)
             content_type = exchange.headers.get("content-type", "")
-            answer = api.handle(exchange.method, exchange.path, params, exchange.body, content_type)
+            handle = api.people.handle if exchange.path.startswith(PEOPLE_PREFIX) else api.handle
+            answer = handle(exchange.method, exchange.path, params, exchange.body, content_type)
             return Response(204, b"") if answer is None else json_response(200, answer)
         except ApiError as error:
             return error_response(error)
@@ -169,7 +171,9 @@ class EmulatorApp:
     @staticmethod
     def _allowed(exchange: Exchange, granted: frozenset[str]) -> bool:
         match = _CALL_PATH.match(exchange.path)
-        return match is None or not granted.isdisjoint(scopes.required(exchange.method, match.group(1)))
+        if match is None:
+            return scopes.people_allowed(exchange.path, granted)
+        return not granted.isdisjoint(scopes.required(exchange.method, match.group(1)))
 
     def _serve_token(self, exchange: Exchange, entry: dict[str, Any]) -> Response:
         fault = self.faults.take(exchange.method, exchange.path)

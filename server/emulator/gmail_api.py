@@ -18,12 +18,14 @@ from . import fields as schemas
 from .drafts import DraftRoutes
 from .errors import ApiError, invalid_argument, not_found
 from .fields import apply_fields
+from .filters import FilterRoutes
 from .history import DEFAULT_RETAINED_RECORDS, HistoryLog, parse_history_request
 from .labels import SYSTEM_LABELS
 from .listing import MessageIndex, parse_list_request
 from .mailbox_changes import ChangeLog
 from .mailbox_store import FIRST_HISTORY_ID, MailStore, StoredMessage
 from .payloads import PayloadBuilder, thread_resource
+from .people import PeopleRoutes
 from .write_api import WriteRoutes
 
 Params = dict[str, Sequence[str]]
@@ -53,6 +55,8 @@ class GmailApi:
         self.changes = ChangeLog(store, self.index, HistoryLog(FIRST_HISTORY_ID, limit=history_limit), clock)
         self.writes = WriteRoutes(self.changes, self._render_as)
         self.drafts = DraftRoutes(self.changes, self._render_as)
+        self.filters = FilterRoutes(store)  # settings.filters
+        self.people = PeopleRoutes(store)  # the People API searches (served at /v1/..., see app.py)
         # (pattern over the path below users/{userId}/, handler, response schema for fields=)
         self._routes: list[tuple[re.Pattern[str], Route, schemas.Schema]] = [
             (re.compile(r"^messages$"), self._list_messages, schemas.MESSAGE_LIST),
@@ -76,6 +80,9 @@ class GmailApi:
         if self.drafts.route(method, rest, upload) is not None:
             self._check_user(user)
             return self.drafts.handle(method, rest, params, body, content_type, upload=upload)
+        if not upload and self.filters.handles(rest):
+            self._check_user(user)
+            return self.filters.handle(method, rest, body)
         if method.upper() != "GET" or upload:
             self._check_user(user)
             return self.writes.handle(method, rest, params, body, content_type, upload=upload)

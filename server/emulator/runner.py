@@ -79,6 +79,10 @@ class Emulator:
         """Adds a send-as alias of the primary mailbox's owner (settings.sendAs.list lists it after the primary)."""
         self.app.api.drafts.aliases.append(send_as_entry(address, display_name))
 
+    def add_contact(self, name: str, address: str) -> None:
+        """A saved contact of the primary mailbox's owner (what people.searchContacts finds, once warmed up)."""
+        self.app.api.people.saved.append((name, address))
+
     def mailbox(self, user: str) -> MailStore:
         """The mailbox of `user` (the primary one, or one added with `mailboxes=`)."""
         if user.lower() == self.store.email_address.lower():

@@ -19,6 +19,10 @@ LABELS = PREFIX + "gmail.labels"
 INSERT = PREFIX + "gmail.insert"
 METADATA = PREFIX + "gmail.metadata"
 FULL = "https://mail.google.com/"
+SETTINGS_BASIC = PREFIX + "gmail.settings.basic"
+CONTACTS_READONLY = PREFIX + "contacts.readonly"
+OTHER_CONTACTS = PREFIX + "contacts.other.readonly"
+DIRECTORY = PREFIX + "directory.readonly"
 BY_NAME = {
     "readonly": READONLY,
     "compose": COMPOSE,
@@ -28,6 +32,18 @@ BY_NAME = {
     "insert": INSERT,
     "metadata": METADATA,
     "full": FULL,
+    "settings": SETTINGS_BASIC,
+    "contacts": CONTACTS_READONLY,
+    "othercontacts": OTHER_CONTACTS,
+    "directory": DIRECTORY,
+}
+# `--scopes contacts` asks for both People API read scopes the contacts tool uses (as `auth_cli.py --scopes` does).
+BUNDLES = {"contacts": (CONTACTS_READONLY, OTHER_CONTACTS)}
+# The People API (served at /v1/...; scopes from people.v1.json's method entries): path -> scopes, any one.
+PEOPLE: dict[str, frozenset[str]] = {
+    "/v1/otherContacts:search": frozenset({OTHER_CONTACTS}),
+    "/v1/people:searchContacts": frozenset({CONTACTS_READONLY, PREFIX + "contacts"}),
+    "/v1/people:searchDirectoryPeople": frozenset({DIRECTORY}),
 }
 
 _READ = frozenset({READONLY, MODIFY, FULL})
@@ -40,6 +56,10 @@ _TABLE: list[tuple[str, re.Pattern[str], frozenset[str]]] = [
         ("GET", r"^profile$", _ANY),
         ("GET", r"^(labels|labels/[^/]+)$", _READ | {LABELS, METADATA}),
         ("GET", r"^(history|messages|messages/[^/]+|threads/[^/]+)$", _READ | {METADATA}),
+        # settings.filters: list/get with read access or gmail.settings.basic; create/delete only the latter
+        ("GET", r"^settings/filters", _READ | {SETTINGS_BASIC}),
+        ("POST", r"^settings/filters$", frozenset({SETTINGS_BASIC})),
+        ("DELETE", r"^settings/filters/[^/]+$", frozenset({SETTINGS_BASIC})),
         ("GET", r"^settings/", _READ),
         ("GET", r"^drafts", _DRAFTS | {READONLY}),
         ("GET", r".*", _READ),
@@ -57,14 +77,17 @@ _TABLE: list[tuple[str, re.Pattern[str], frozenset[str]]] = [
 ]
 
 
-def parse_names(text: str) -> frozenset[str]:
-    """`readonly,compose` (short names or full scope URLs) -> scope URLs; ValueError for an unknown name."""
+def parse_names(text: str, *, bundles: bool = True) -> frozenset[str]:
+    """`readonly,compose` (short names or full scope URLs) -> scope URLs; ValueError for an unknown name.
+    `bundles=False` reads `contacts` as contacts.readonly alone (a token's own record of its scopes)."""
     found = set()
     for name in (part.strip() for part in text.replace(" ", ",").split(",")):
         if not name:
             continue
         if name.startswith("https://"):
             found.add(name)
+        elif bundles and name.lower() in BUNDLES:
+            found.update(BUNDLES[name.lower()])
         elif name.lower() in BY_NAME:
             found.add(BY_NAME[name.lower()])
         else:
@@ -80,3 +103,9 @@ def required(method: str, rest: str) -> frozenset[str]:
         if route_method == method.upper() and pattern.match(rest):
             return needed
     return frozenset({FULL})
+
+
+def people_allowed(path: str, granted: frozenset[str]) -> bool:
+    """Whether a People API call is inside the token's scopes (True for any path that is not one)."""
+    needed = PEOPLE.get(path)
+    return needed is None or not granted.isdisjoint(needed)

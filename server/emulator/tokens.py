@@ -177,7 +177,7 @@ SCOPE_SEPARATOR = "~"
 def scopes_from_token_suffix(text: str) -> frozenset[str]:
     from .scopes import parse_names
 
-    return parse_names(text.replace("+", ","))
+    return parse_names(text.replace("+", ","), bundles=False)
 
 
 def scoped_refresh_token(refresh_token: str, scopes: Iterable[str]) -> str:

@@ -64,6 +64,7 @@ _SUMMARY_PROFILE = _profile(SUMMARY_HEADERS, SUMMARY_FIELDS)
 PASS_THROUGH = frozenset(
     {"get_message", "get_thread", "get_attachment", "list_labels", "get_labels"}
     | {"get_draft", "list_drafts", "list_send_as"}
+    | {"search_people", "people_refused", "list_filters", "create_filter", "delete_filter"}  # no mail changes
 )
 
 

@@ -117,6 +117,8 @@ def _scope_for(endpoint: str) -> str:
         ("messages.modify", "messages.batchModify", "messages.trash", "messages.untrash", "labels.create")
     ):
         return "modify"
+    if endpoint.startswith(("settings.filters.create", "settings.filters.delete")):
+        return "settings"
     return ""
 
 

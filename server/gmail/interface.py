@@ -8,7 +8,7 @@ grow endpoints without the tools importing its I/O. The registry hands the tools
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from server.errors import GmailError
 
@@ -90,6 +90,20 @@ class GmailApi(Protocol):
     def create_label(self, name: str) -> dict[str, Any]: ...
 
     def list_send_as(self) -> list[dict[str, Any]]: ...
+
+    # -- the account beyond its mail (`gmail/account_endpoints.py`): contacts and filters -------------------------
+
+    def search_people(
+        self, source: Literal["contacts", "other_contacts", "directory"], query: str, *, page_size: int = 30
+    ) -> list[dict[str, Any]]: ...
+
+    def people_refused(self) -> frozenset[str]: ...
+
+    def list_filters(self) -> list[dict[str, Any]]: ...
+
+    def create_filter(self, criteria: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]: ...
+
+    def delete_filter(self, filter_id: str) -> None: ...
 
 
 class CachedClient(GmailApi, Protocol):

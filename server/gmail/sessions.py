@@ -28,6 +28,9 @@ from googleapiclient.discovery_cache import get_static_doc
 
 from server.gmail.batch import TEMPLATE_ID, is_compatible, requests_per_id
 from server.gmail.token_endpoint import single_attempt_request
+from server.runtime.config import GOOGLE_API_ENDPOINT
+
+PEOPLE_API_ENDPOINT = "https://people.googleapis.com"
 
 # Kept for reuse, up to as many as calls can run at once (anyio runs 40 worker threads): a shared HTTP server
 # answering bursts of concurrent calls would otherwise rebuild (and reconnect) most sessions on every burst;
@@ -46,6 +49,19 @@ def gmail_discovery() -> dict[str, Any]:
 
     document: dict[str, Any] = json.loads(get_static_doc("gmail", "v1"))
     return document
+
+
+@lru_cache(maxsize=1)
+def people_discovery() -> dict[str, Any]:
+    """The People API's document (the contacts tool's searches), shipped with the library like Gmail's."""
+    document: dict[str, Any] = json.loads(get_static_doc("people", "v1"))
+    return document
+
+
+def people_endpoint(gmail_endpoint: str) -> str:
+    """Where People API requests go: Google's own host beside Gmail's, or the same base as a configured endpoint
+    (the local emulator serves both APIs at one address)."""
+    return PEOPLE_API_ENDPOINT if gmail_endpoint.rstrip("/") == GOOGLE_API_ENDPOINT else gmail_endpoint
 
 
 def default_http(timeout_s: float) -> Any:
@@ -75,6 +91,7 @@ class Session:
             self.service = build_from_document(
                 gmail_discovery(), http=self.http, client_options={"api_endpoint": endpoint}
             )
+        self.endpoint = endpoint
         self.users = self.service.users()
         self.messages = self.users.messages()
         self.history = self.users.history()
@@ -93,6 +110,18 @@ class Session:
     @property
     def attachments(self) -> Any:
         return self._resource("attachments", lambda: self.messages.attachments())
+
+    @property
+    def people(self) -> Any:
+        """The People API service on the same connection (built on first use, by the contacts tool only)."""
+
+        def build() -> Any:
+            with _BUILD_LOCK:
+                return build_from_document(
+                    people_discovery(), http=self.http, client_options={"api_endpoint": people_endpoint(self.endpoint)}
+                )
+
+        return self._resource("people", build)
 
     def requests_for(self, shape: Hashable, build: Callable[[str], Any], ids: Sequence[str]) -> list[Any]:
         """`build(id)` for each id, from one template per part shape kept for the session's life (a search sends

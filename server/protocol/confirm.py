@@ -45,6 +45,15 @@ ELICITATION_SCHEMA: dict[str, Any] = {
 }
 
 
+def _schema(request: ConfirmationRequest) -> dict[str, Any]:
+    """The form: one checkbox titled with what the yes allows (a send's by default)."""
+    if request.consent == ELICITATION_SCHEMA["properties"][CONFIRM_FIELD]["title"]:
+        return ELICITATION_SCHEMA
+    box = {**ELICITATION_SCHEMA["properties"][CONFIRM_FIELD], "title": request.consent}
+    box["description"] = "Tick to go ahead. Leave unticked, decline or cancel to change nothing."
+    return {**ELICITATION_SCHEMA, "properties": {CONFIRM_FIELD: box}}
+
+
 @dataclass(frozen=True)
 class HeldConfirmation:
     """A question asked through an InputRequiredResult, waiting for the client's repeat of the call."""
@@ -89,14 +98,14 @@ async def ask(
     if is_modern(request_ctx):
         token = ctx.safety.confirmations.hold(HeldConfirmation(tool, request))
         question = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(message=request.question, requested_schema=ELICITATION_SCHEMA)
+            params=types.ElicitRequestFormParams(message=request.question, requested_schema=_schema(request))
         )
         return types.InputRequiredResult(input_requests={INPUT_KEY: question}, request_state=token)
     if not getattr(request_ctx.session, "can_send_request", True):  # HTTP with plain JSON answers: no mid-call asks
         return await _run(request.without_asking, ctx)
     try:
         answer = await request_ctx.session.elicit_form(
-            request.question, ELICITATION_SCHEMA, related_request_id=request_ctx.request_id
+            request.question, _schema(request), related_request_id=request_ctx.request_id
         )
     except Exception as exc:  # the client declared elicitation but could not ask: fall back to the code
         log.warning("elicitation failed; falling back to a confirmation code", extra={"error": type(exc).__name__})

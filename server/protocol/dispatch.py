@@ -33,6 +33,8 @@ from server.protocol.calls import (
     error_result,
     invoke,
 )
+from server.protocol.completions import Completer
+from server.protocol.conformance_fixtures import install_if_asked
 from server.protocol.prompts import PromptBook
 from server.protocol.resources import ResourceReader
 from server.protocol.schemas import ACCOUNT_ARGUMENT, input_schema, output_schema, with_accounts, with_mailbox
@@ -247,7 +249,9 @@ def build_server(
         on_read_resource=resources.on_read_resource,
         on_list_prompts=prompts.on_list_prompts,
         on_get_prompt=prompts.on_get_prompt,
+        on_completion=Completer(resources, prompts).on_completion,
     )
+    install_if_asked(server)  # test-only fixtures of the official conformance suite (GMAIL_MCP_CONFORMANCE_FIXTURES)
     server.add_notification_handler("notifications/initialized", types.NotificationParams, on_initialized)
     # The request state of an input-required round trip comes back from the client: sealed, checked, bound to the
     # tool and its arguments before it reaches a handler (the state itself is only a random key to a held question).

@@ -4,7 +4,8 @@ template with one `{id}` part, answered by one tool, as markdown text.
 A resource read is a tool call with default arguments (`calls.invoke`: same validation, worker thread, errors,
 logs and metrics), rendered as the tool renders it under a markdown heading. Resources are offered only while
 the tool behind them is (configuration and the token's scopes decide). Errors are JSON-RPC errors, as the
-protocol wants for resources: -32002 for what does not exist, invalid params for a malformed id.
+protocol wants for resources: invalid params for a malformed id, and for what does not exist -32002 up to
+2025-11-25, invalid params from 2026-07-28 (SEP-2164), the URI in `data` either way.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from server.errors import GmailError, InvalidInputError, NotFoundError
 from server.protocol.calls import ToolCatalog, invoke
 from server.tools import ResourceSpec
 
-RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource, up to 2025-11-25
+NOT_FOUND_AS_INVALID_PARAMS_SINCE = "2026-07-28"  # SEP-2164: -32602 with the URI in `data`
 TEMPLATE_PART = "{id}"
 
 
@@ -54,7 +56,15 @@ def route(uri: str, specs: tuple[ResourceSpec, ...]) -> Route:
     raise MCPError(
         code=RESOURCE_NOT_FOUND,
         message=f"Unknown resource {uri[:200]!r}: this server serves {', '.join(spec.uri for spec in specs)}.",
+        data={"uri": uri},
     )
+
+
+def for_version(error: MCPError, version: str | None) -> MCPError:
+    """A not-found error as the client's protocol version writes it: invalid params from 2026-07-28 (SEP-2164)."""
+    if error.code != RESOURCE_NOT_FOUND or version is None or version < NOT_FOUND_AS_INVALID_PARAMS_SINCE:
+        return error
+    return MCPError(code=INVALID_PARAMS, message=error.message, data=error.data)
 
 
 def _protocol_error(error: GmailError, uri: str) -> MCPError:
@@ -84,7 +94,9 @@ class ResourceReader:
         target = route(uri, self.specs)
         spec = self.catalog.offered(reachable).get(target.tool)
         if spec is None:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"{uri[:200]} is not available with this token.")
+            raise MCPError(
+                code=RESOURCE_NOT_FOUND, message=f"{uri[:200]} is not available with this token.", data={"uri": uri}
+            )
         outcome = await invoke(self.catalog, spec, target.arguments, via="resource", reachable=reachable)
         if outcome.error is not None or outcome.result is None:
             raise _protocol_error(outcome.error or GmailError("no result"), uri)
@@ -122,6 +134,9 @@ class ResourceReader:
 
     async def on_read_resource(self, request: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
-        text = await self.read_text(uri, self.reachable(request))
+        try:
+            text = await self.read_text(uri, self.reachable(request))
+        except MCPError as error:
+            raise for_version(error, getattr(request, "protocol_version", None)) from None
         mime_type = route(uri, self.specs).mime_type
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=text)])

@@ -19,6 +19,7 @@ from server.errors import InvalidInputError
 from server.runtime.audit import AuditLog
 from server.runtime.config import DEFAULT_CONFIRMATION_TTL_S, DEFAULT_SEND_LIMIT_PER_HOUR, Settings
 from server.runtime.confirmations import ConfirmationBook
+from server.runtime.filter_record import FilterRecord, record_path
 from server.runtime.send_guard import SendGuard
 
 MAX_LOCAL_ATTACHMENT_BYTES = 25 * 1024 * 1024
@@ -40,6 +41,7 @@ class WriteSafety:
     audit: AuditLog = field(default_factory=AuditLog)
     # The opt-in toolsets this server offers (settings.write_tools): a write tool's text names only tools offered.
     write_tools: frozenset[str] = frozenset({"drafts", "send", "labels"})
+    filters: FilterRecord = field(default_factory=FilterRecord)  # the Gmail filters this server created
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Callable[[], float] = time.monotonic) -> WriteSafety:
@@ -50,6 +52,7 @@ class WriteSafety:
             send_guard=SendGuard(settings.send_limit_per_hour, clock=clock),
             audit=AuditLog(settings.audit_log_path),
             write_tools=settings.write_tools,
+            filters=FilterRecord(record_path(settings.token_path)),
         )
 
     def read_local_attachment(self, name: str) -> LocalFile:

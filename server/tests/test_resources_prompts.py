@@ -77,9 +77,12 @@ async def test_resource_errors_are_protocol_errors_with_a_hint(running, mode):
             await client.read_resource("gmail://messages/not*an*id")
         with pytest.raises(MCPError) as unknown:
             await client.read_resource("gmail://drafts/1")
-    assert missing.value.error.code == -32002 and "Hint:" in missing.value.error.message
+    not_found = -32002 if mode == "legacy" else -32602  # 2026-07-28 writes it as invalid params (SEP-2164)
+    assert missing.value.error.code == not_found and "Hint:" in missing.value.error.message
     assert malformed.value.error.code == -32602 and "message_id" in malformed.value.error.message
-    assert unknown.value.error.code == -32002 and "gmail://threads/{id}" in unknown.value.error.message
+    assert unknown.value.error.code == not_found and "gmail://threads/{id}" in unknown.value.error.message
+    assert missing.value.error.data["uri"] == "gmail://messages/0123456789abcdef"
+    assert unknown.value.error.data == {"uri": "gmail://drafts/1"}
 
 
 @pytest.mark.parametrize("mode", MODES)

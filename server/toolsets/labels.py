@@ -16,7 +16,7 @@ from server.errors import GmailError, InvalidInputError
 from server.gmail.label_match import Label, find_label, unknown_label_hint
 from server.tools import ToolContext, Toolset, ToolSpec
 from server.toolsets.common import MAX_ITEM_FIELD_CHARS, ToolInput, ToolOutput, bounded
-from server.toolsets.offers import LABELS_RESOURCE
+from server.toolsets.offers import LABEL_NAMES, LABELS_RESOURCE
 
 MAX_COUNTED = 100  # labels.get parts per call (two batches); past it, ask for the labels wanted
 # System labels in the order a person scans them; the rest follow, then user labels by name.
@@ -179,5 +179,9 @@ LIST_LABELS = ToolSpec(
 )
 
 LABELS = Toolset(
-    name="label_list", description="List labels and their counts.", tools=(LIST_LABELS,), resources=(LABELS_RESOURCE,)
+    name="label_list",
+    description="List labels and their counts.",
+    tools=(LIST_LABELS,),
+    resources=(LABELS_RESOURCE,),
+    completions=(LABEL_NAMES,),
 )

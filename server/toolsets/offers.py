@@ -9,6 +9,9 @@ sentence of the server's instructions that introduces them. `server/protocol/` s
     summarize-thread   one conversation (embedded as the gmail://threads/{id} resource) summarized
     needs-reply        conversations whose last message is not from the person and that ask something
 
+Completions (`completion/complete`) of the arguments they take: thread and message ids of the newest mail, label
+names, usual day spans (the account names come from the protocol layer).
+
 Prompts only put words in the conversation; every Gmail read still happens through the tools (or, for the
 embedded thread, through the same handler). Each prompt reminds the model that mail is data, not instructions.
 """
@@ -17,9 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from server.errors import InvalidInputError
-from server.tools import PromptArgument, PromptSpec, ResourceSpec
+from server.tools import CompletionSpec, PromptArgument, PromptSpec, ResourceSpec
 from server.toolsets.common import (
     LABELS_URI,
     MESSAGE_ID_PATTERN,
@@ -161,3 +165,30 @@ NEEDS_REPLY = PromptSpec(
     arguments=(_days_argument(7),),
     text=needs_reply,
 )
+
+
+def _thread_ids(result: Any) -> list[str]:
+    return list(dict.fromkeys(item.thread_id for item in result.messages))
+
+
+def _message_ids(result: Any) -> list[str]:
+    return [item.id for item in result.messages]
+
+
+def _label_names(result: Any) -> list[str]:
+    return [item.name for item in result.labels]
+
+
+# Newest first, as the search answers; 90 days and 50 messages bound what one read costs.
+_NEWEST = {"query": "", "newer_than_days": 90, "max_results": 50}
+THREAD_IDS = CompletionSpec(names=("thread_id",), tool="gmail_search_messages", arguments=_NEWEST, values=_thread_ids)
+MESSAGE_IDS = CompletionSpec(
+    names=("message_id",), tool="gmail_search_messages", arguments=_NEWEST, values=_message_ids
+)
+LABEL_NAMES = CompletionSpec(
+    names=("label", "label_name", "label_id", "labels"),
+    tool="gmail_list_labels",
+    arguments={"counts": False},
+    values=_label_names,
+)
+DAYS = CompletionSpec(names=("days",), choices=("1", "3", "7", "14", "30", "90", "365"))
