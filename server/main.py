@@ -104,8 +104,12 @@ def serve(settings: Settings, start_up: AbstractContextManager[Any] | None = Non
     return 0
 
 
-def serve_http(settings: Settings, bind: str, start_up: AbstractContextManager[Any] | None = None) -> int:
+def serve_http(
+    settings: Settings, bind: str, start_up: AbstractContextManager[Any] | None = None, *, auth: str = "bearer"
+) -> int:
     """`--http [HOST:]PORT`: the same tools over streamable HTTP (`server/protocol/http.py`)."""
+    if auth == "oauth":
+        return serve_oauth(settings, bind, start_up)
     with start_up or nullcontext():
         from server.auth import token_file_too_open
         from server.protocol import http
@@ -156,6 +160,32 @@ def serve_http(settings: Settings, bind: str, start_up: AbstractContextManager[A
         http.run(guard, sock, options)
     except KeyboardInterrupt:
         log.info("interrupted")
+    return 0
+
+
+def serve_oauth(settings: Settings, bind: str, start_up: AbstractContextManager[Any] | None = None) -> int:
+    """`--http [HOST:]PORT --auth oauth`: each person signs in with Google (`server/protocol/oauth_app.py`)."""
+    with start_up or nullcontext():
+        from server.protocol import http
+        from server.protocol.oauth_app import open_oauth_server
+        from server.runtime.prometheus import Exporter
+        from server.toolsets.common import DisplayZone
+
+        DisplayZone.configure(settings.display_zone)
+        exporter = Exporter()
+        demo_folder = SCRATCH_FOLDERS[-1] if settings.api_endpoint and SCRATCH_FOLDERS else None
+        try:
+            remote, sock, options = open_oauth_server(settings, bind, metrics=exporter.render, demo_folder=demo_folder)
+        except ValueError as exc:
+            return start_failed(f"cannot serve with --auth oauth: {exc}")
+        except OSError as exc:
+            return start_failed(f"cannot listen on {bind}: {exc.strerror or exc}")
+    try:
+        http.run(remote.guard, sock, options)
+    except KeyboardInterrupt:
+        log.info("interrupted")
+    finally:
+        remote.store.close()
     return 0
 
 
@@ -229,6 +259,13 @@ def main(argv: list[str] | None = None, *, freeze_start_up: bool = False) -> int
         action="store_true",
         help="print a new random token for GMAIL_MCP_HTTP_TOKEN and exit",
     )
+    parser.add_argument(
+        "--auth",
+        choices=("bearer", "oauth"),
+        default="bearer",
+        help="with --http: bearer (static tokens, the default) or oauth (each person signs in with Google; "
+        "needs GMAIL_MCP_PUBLIC_URL and GMAIL_MCP_GOOGLE_CLIENT_FILE)",
+    )
     parser.add_argument("--check", action="store_true", help="diagnose the set-up (a checklist on stdout) and exit")
     parser.add_argument("--verbose", action="store_true", help="with --check: also show the log lines (stderr)")
     parser.add_argument(
@@ -273,7 +310,11 @@ def main(argv: list[str] | None = None, *, freeze_start_up: bool = False) -> int
 
             return run_checks(settings)
         start_up = frozen_when_built() if freeze_start_up else None
-        return serve_http(settings, args.http, start_up) if args.http else serve(settings, start_up)
+        if args.auth == "oauth" and not args.http:
+            return start_failed("--auth oauth serves over HTTP: add --http [HOST:]PORT")
+        if args.http:
+            return serve_http(settings, args.http, start_up, auth=args.auth)
+        return serve(settings, start_up)
 
 
 SCRATCH_FOLDERS: list[Path] = []  # temporary folders of this process (the demo's token), removed on any exit

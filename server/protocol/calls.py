@@ -140,9 +140,11 @@ def resolve_account(catalog: ToolCatalog, requested: str | None, reachable: list
         return default if default in reachable else reachable[0]
     key = requested.strip().lower()
     if key not in reachable:
+        more = getattr(catalog.source, "unknown_account_hint", None)  # remote mode: how to connect another one
         raise InvalidInputError(
             f"No account named {_clip(requested, 60)!r}.",
-            hint=f"Use one of the configured accounts: {', '.join(reachable)} (or leave account out).",
+            hint=f"Use one of the configured accounts: {', '.join(reachable)} (or leave account out)."
+            + (f" {more(requested)}" if more else ""),
         )
     return key
 

@@ -69,7 +69,7 @@ def instructions(toolsets: Iterable[Toolset], enabled: frozenset[str]) -> str:
     return " ".join(dict.fromkeys(sentences))  # toolsets may share a sentence (the write tools' opening one)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8192)  # bounded: in `--auth oauth` each person's accounts are a set of their own
 def tool_definition(spec: ToolSpec, accounts: tuple[str, ...] = ()) -> types.Tool:
     """The `tools/list` entry of a tool for a caller reaching `accounts` (the default first), built once per
     process and account set (schemas cost CPU to generate; the account names are known only at start-up)."""

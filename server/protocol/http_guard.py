@@ -6,7 +6,9 @@ In order, for every request:
    browser `Origin` must be loopback or configured (403 otherwise), as the MCP transport spec requires;
 3. authentication: `Authorization: Bearer <token>` or `X-API-Key: <token>`, compared in constant time against
    the configured tokens' digests; missing or wrong -> 401 with `WWW-Authenticate`, and nothing behind runs.
-   A client that fails too often gets 429 until its window passes; failures are logged without the credential;
+   A client that fails too often gets 429 until its window passes; failures are logged without the credential.
+   With `--auth oauth` the gate of `oauth_guard.py` (`self.oauth`) takes this step's place: tokens this server
+   issued for this resource, the authorization server's paths open, the same failure limit;
 4. `/metrics` (Prometheus text) for authenticated callers, or for anyone when configured `open`;
 5. a limit on POST requests served at once (503 with Retry-After beyond it; streams do not count);
 6. the SDK app, with the credential's label as the authenticated user (sessions stay bound to the credential
@@ -134,6 +136,8 @@ class HttpGuard:
         self.limiter = FailedAuthLimiter(settings.auth_failures_per_minute)
         self.in_flight = 0
         self.on_auth_failure: Callable[[str], None] = lambda reason: None
+        # `--auth oauth`: an `oauth_guard.OAuthGate` that checks tokens this server issued instead of static ones.
+        self.oauth: Any = None
         self._stopping = False
         self._stopping_event: anyio.Event | None = None  # made in the event loop, on first use
 
@@ -175,7 +179,17 @@ class HttpGuard:
         if path == "/metrics" and self.settings.metrics == "open":
             await self._serve_metrics(send)
             return
-        credential = await self._authenticate(scope, headers, send)
+        if self.oauth is not None:
+            if path == "/metrics":  # no static token to show in oauth mode: served only when configured open
+                await respond(send, 404, {"error": "not_found"})
+                return
+            admitted = await self.oauth.admit(scope, headers, receive, send, self.limiter)
+            if admitted is None:
+                return
+            receive = admitted
+            credential: HttpCredential | bool = True
+        else:
+            credential = await self._authenticate(scope, headers, send)
         if credential is False:
             return
         if path == "/metrics":

@@ -1,0 +1,188 @@
+"""The resource server's half of `--auth oauth`: who a request is for, checked before anything behind runs.
+
+`HttpGuard` asks `OAuthGate.admit` in place of its static-token check when the server runs with `--auth oauth`:
+1. the authorization server's endpoints, its pages and the discovery documents pass without a token (they are the
+   way to get one);
+2. everything else needs `Authorization: Bearer <token>` (the header only, RFC 6750 2.1; never the query) that this
+   server issued FOR THIS RESOURCE (`Ledger.verify_access(token, resource=...)`, RFC 8707): a token issued for
+   another resource, unknown, expired or revoked gets 401 with `WWW-Authenticate: Bearer resource_metadata=...`
+   (RFC 9728 5.1), so the client finds the authorization server and signs in; failures count towards the same
+   per-client limit as static tokens (429 beyond it); the token is never logged;
+3. a person whose Google sign-in grant died (`PeopleSource.needs_sign_in`) gets 401 too, and the client's grant
+   is revoked, so its refresh token cannot keep the dead session alive: the client signs in again;
+4. a `tools/call` of a write tool whose group the token's grant lacks gets 403 `insufficient_scope` with the scopes
+   held and the one needed (MCP 2025-11-25 incremental consent; RFC 6750 3.1): the bounded body is read once and
+   replayed to the app;
+5. the request goes on with the SDK's `AuthenticatedUser` in `scope["user"]` (`person.py`'s contract: the person's
+   Google `sub`, the client, the MCP scopes, the resource, the sign-in address and issuer in `claims`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+
+from server.protocol.http_guard import FailedAuthLimiter, respond
+from server.remote.ledger import Ledger
+from server.remote.mailboxes import PeopleSource, person_tag
+from server.remote.metadata import (
+    AUTHORIZE_PATH,
+    OIDC_WELL_KNOWN,
+    REGISTER_PATH,
+    REVOKE_PATH,
+    TOKEN_PATH,
+    www_authenticate,
+)
+from server.remote.person import READ_SCOPE, group_scope
+from server.runtime.observability import get_logger
+
+log = get_logger("http")
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+OPEN_PATHS = frozenset({AUTHORIZE_PATH, TOKEN_PATH, REGISTER_PATH, REVOKE_PATH})
+OPEN_PREFIXES = ("/.well-known/", "/oauth/")
+
+
+def is_open(path: str) -> bool:
+    """Paths that serve the way to a token: the authorization server's endpoints, pages and documents."""
+    return path in OPEN_PATHS or path.startswith(OPEN_PREFIXES) or path.endswith(OIDC_WELL_KNOWN)
+
+
+def bearer_of(headers: dict[str, str]) -> str | None:
+    scheme, _, value = headers.get("authorization", "").strip().partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None
+
+
+class OAuthGate:
+    """See the module docstring. `write_groups`: tool name -> its write group (read tools absent)."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        resource: str,
+        issuer: str,
+        people: PeopleSource,
+        write_groups: dict[str, str],
+        *,
+        max_body_bytes: int,
+    ) -> None:
+        self.ledger = ledger
+        self.resource = resource
+        self.issuer = issuer
+        self.people = people
+        self.write_groups = write_groups
+        self.max_body_bytes = max_body_bytes
+
+    async def admit(
+        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send, limiter: FailedAuthLimiter
+    ) -> Receive | None:
+        """The receive to go on with (the body replayed when it was read), or None once answered."""
+        path = scope.get("path", "")
+        if is_open(path):
+            return receive
+        client = _client(scope)
+        wait = limiter.blocked_for(client)
+        if wait > 0:
+            await respond(send, 429, {"error": "too_many_failures"}, {"Retry-After": str(max(1, round(wait)))})
+            return None
+        token = bearer_of(headers)
+        access = await anyio.to_thread.run_sync(self.ledger.verify_access, token, self.resource) if token else None
+        if access is None:
+            reason = "wrong" if token else "missing"
+            log.warning("authentication failed", extra={"client": client, "path": path, "reason": reason})
+            limiter.fail(client)
+            await self._challenge(send, 401, "invalid_token" if token else None, "Sign in to use this server")
+            return None
+        mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject)
+        if not mailboxes.signed_in:
+            self.ledger.revoke_grant(access.grant_id)
+            log.warning(
+                "google sign-in expired: the client must sign in again", extra={"person": person_tag(access.subject)}
+            )
+            await self._challenge(send, 401, "invalid_token", "The Google sign-in expired: sign in again")
+            return None
+        user = AccessToken(
+            token=token or "",
+            client_id=access.client_id,
+            scopes=sorted(access.scopes),
+            resource=access.resource,
+            subject=access.subject,
+            claims={"email": access.email or mailboxes.default_name, "iss": self.issuer},
+        )
+        scope["user"] = AuthenticatedUser(user)
+        if scope.get("method") != "POST":
+            return receive
+        body = await _read_body(receive, self.max_body_bytes)
+        if body is None:
+            await respond(send, 413, {"error": "payload_too_large"})
+            return None
+        needed = self._scope_needed(body, access.scopes)
+        if needed is not None:
+            held = sorted(access.scopes)
+            await self._challenge(send, 403, "insufficient_scope", f"This tool needs {needed}", [*held, needed])
+            return None
+        return _replay(body, receive)
+
+    def _scope_needed(self, body: bytes, held: frozenset[str]) -> str | None:
+        """The MCP scope a `tools/call` in `body` needs and the grant lacks; None when it may go on."""
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return None  # the SDK answers the parse error
+        for item in message if isinstance(message, list) else [message]:
+            if not isinstance(item, dict) or item.get("method") != "tools/call":
+                continue
+            params = item.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            group = self.write_groups.get(name) if isinstance(name, str) else None
+            needed = READ_SCOPE if group is None else group_scope(group)
+            if needed not in held:
+                return needed
+        return None
+
+    async def _challenge(
+        self, send: Send, status: int, error: str | None, description: str, scopes: list[str] | None = None
+    ) -> None:
+        challenge = www_authenticate(self.resource, error=error, scope=scopes, description=description)
+        body = {"error": error or "unauthorized", "error_description": description}
+        await respond(send, status, body, {"WWW-Authenticate": challenge})
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replayed() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def _client(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
