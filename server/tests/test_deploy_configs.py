@@ -52,3 +52,23 @@ def test_the_docs_start_the_server_where_the_proxies_send_requests():
     remote = (PROJECT_ROOT / "docs" / "remote.md").read_text(encoding="utf-8")
     assert f"--http {UPSTREAM} --auth oauth" in remote
     assert "](../deploy/Caddyfile)" in remote and "](../deploy/nginx.conf)" in remote
+
+
+def test_every_setting_the_remote_docs_name_is_read_by_the_server():
+    sources = "\n".join(
+        path.read_text(encoding="utf-8")
+        for path in (PROJECT_ROOT / "server").rglob("*.py")
+        if "tests" not in path.relative_to(PROJECT_ROOT).parts
+    )
+    named = set()
+    for doc in (PROJECT_ROOT / "docs" / "remote.md", DEPLOY / "Caddyfile", DEPLOY / "nginx.conf"):
+        named |= set(re.findall(r"GMAIL_MCP_[A-Z_]*[A-Z]", doc.read_text(encoding="utf-8")))
+    assert {"GMAIL_MCP_PUBLIC_URL", "GMAIL_MCP_GOOGLE_CLIENT_FILE", "GMAIL_MCP_ALLOWED_USERS"} <= named
+    assert sorted(name for name in named if f'"{name}"' not in sources and f"{name} " not in sources) == []
+
+
+def test_the_callback_the_docs_give_google_is_the_one_the_server_serves():
+    from server.remote.oauth_config import CALLBACK_PATH
+
+    remote = (PROJECT_ROOT / "docs" / "remote.md").read_text(encoding="utf-8")
+    assert f"https://mail.example.net{CALLBACK_PATH}" in remote
