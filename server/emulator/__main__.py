@@ -42,7 +42,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "gmail.settings.basic; contacts: the two People API read scopes; directory); calls outside them "
         "answer 403 insufficientPermissions (default: an unrestricted test token recorded as readonly)",
     )
-    parser.add_argument("--alias", action="append", default=[], metavar="ADDRESS", help="a send-as alias of the owner")
+    parser.add_argument(
+        "--alias",
+        action="append",
+        default=[],
+        metavar="ADDRESS[:SIGNATURE]",
+        help="a send-as identity of the owner, with its HTML signature (repeatable; the owner's address sets the "
+        "primary's signature)",
+    )
     parser.add_argument("--rebase-dates", action="store_true", help="shift dates so the newest is 1 hour old")
     parser.add_argument("--token-ttl", type=float, default=3600, metavar="SECONDS", help="access token lifetime")
     parser.add_argument("--email", help="the mailbox owner's address (default: guessed from the mail)")
@@ -84,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger.error("cannot start: %s", exc)
         return 2
     for alias in args.alias:
-        emulator.add_send_as(alias)
+        address, _, signature = alias.partition(":")
+        emulator.add_send_as(address, signature=signature)
     if args.write_token:
         try:
             path = emulator.write_token(args.write_token, scopes=args.scopes.split(",") if args.scopes else None)

@@ -11,7 +11,8 @@ Routes (below `users/{userId}/`):
     POST   drafts/send           {id} -> the sent message {id, threadId, labelIds: [SENT]}; the draft is gone
     POST   messages/send         {raw, threadId?} (or the upload path) -> the sent message
     POST   messages/{id}/trash | /untrash   -> {id, threadId, labelIds}
-    GET    settings/sendAs       {sendAs: [{sendAsEmail, displayName, isPrimary, isDefault, ...}]}
+    GET    settings/sendAs       {sendAs: [{sendAsEmail, displayName, signature, isPrimary, isDefault, ...}]}
+    GET    settings/sendAs/{email}  one of them (404 for an address that is not one)
     POST   labels                {name} -> the new label (409 when the name exists)
     DELETE labels/{id}           204; the label leaves every message (a system label: 400; unknown: 404)
 
@@ -23,7 +24,7 @@ What Gmail does to the bytes and labels, as recorded (Nango integration-template
 send-draft.test.json, 2026; the 2024 gmail.com mocks under mocks/nango/get/proxy/gmail/v1/users/me/messages):
 - a draft or a sent message gets `Date` and `Message-Id` when it has none, and a `From` that is not one of the
   account's send-as addresses is replaced by the primary address (a draft "From: test@example.com" reads back
-  "From: api@nango.dev");
+  "From: api@nango.dev"); a From naming the primary or an accepted alias is kept as written (display name too);
 - `drafts.send` answers a message in the draft's own thread (the draft had started it: threadId != id);
 - mail sent to one of the account's own addresses lands in INBOX and UNREAD as well as SENT;
 - a send needs at least one recipient; Bcc never travels with the message.
@@ -37,6 +38,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from email.utils import format_datetime, getaddresses, make_msgid
 from typing import Any
+from urllib.parse import unquote
 
 from .errors import ApiError, invalid_argument, not_found
 from .labels import Label, user_label_id
@@ -64,6 +66,7 @@ class DraftRoutes:
         self.store = changes.store
         self.render = render
         self.aliases: list[dict[str, Any]] = []  # extra send-as addresses (tests: reply-all minus aliases)
+        self.primary: dict[str, Any] = {"displayName": "", "signature": ""}  # the primary entry's own settings
         self._drafts: dict[str, str] = {}  # draft id -> message id
         self._counter = 0
         routes: list[tuple[str, str, Callable[..., dict[str, Any] | None]]] = [
@@ -77,6 +80,7 @@ class DraftRoutes:
             ("POST", r"^messages/([^/]+)/trash$", self._trash),
             ("POST", r"^messages/([^/]+)/untrash$", self._untrash),
             ("GET", r"^settings/sendAs$", self._send_as),
+            ("GET", r"^settings/sendAs/([^/]+)$", self._send_as_one),
             ("POST", r"^labels$", self._create_label),
             ("DELETE", r"^labels/([^/]+)$", self._delete_label),
         ]
@@ -238,13 +242,18 @@ class DraftRoutes:
     def _own_addresses(self) -> list[str]:
         return [self.store.email_address, *(str(alias.get("sendAsEmail") or "") for alias in self.aliases)]
 
+    def _sendable(self) -> list[str]:
+        """The addresses a From may name: the primary, and aliases whose verification was accepted."""
+        accepted = [alias for alias in self.aliases if alias.get("verificationStatus") == "accepted"]
+        return [self.store.email_address, *(str(alias.get("sendAsEmail") or "") for alias in accepted)]
+
     def _stamped(self, raw: bytes) -> bytes:
         """The bytes as Gmail keeps them (see the module docstring): Date and Message-Id added when missing, and
         a From that is not one of the account's send-as addresses replaced by the primary address."""
         message = email.message_from_bytes(raw)
         head, separator, body = raw.partition(b"\r\n\r\n") if b"\r\n\r\n" in raw else raw.partition(b"\n\n")
         senders = [address.lower() for _, address in getaddresses(message.get_all("From", []))]
-        own = {address.lower() for address in self._own_addresses()}
+        own = {address.lower() for address in self._sendable()}
         lines, in_from = [], False
         for line in head.splitlines():
             in_from = line.lower().startswith(b"from:") or (in_from and line[:1] in (b" ", b"\t"))
@@ -313,15 +322,24 @@ class DraftRoutes:
             return self.changes.modify(message_id, add=add, remove=remove)
 
     def _send_as(self, _request: _Request) -> dict[str, Any]:
+        """The primary entry carries no verificationStatus: Google's SendAs reference says the field "only
+        applies to custom 'from' aliases"."""
         primary = {
             "sendAsEmail": self.store.email_address,
-            "displayName": "",
+            "displayName": self.primary.get("displayName", ""),
             "replyToAddress": "",
-            "signature": "",
+            "signature": self.primary.get("signature", ""),
             "isPrimary": True,
             "isDefault": True,
         }
         return {"sendAs": [primary, *self.aliases]}
+
+    def _send_as_one(self, request: _Request, address: str) -> dict[str, Any]:
+        wanted = unquote(address).lower()
+        for entry in self._send_as(request)["sendAs"]:
+            if str(entry.get("sendAsEmail", "")).lower() == wanted:
+                return dict(entry)
+        raise not_found()
 
     def _create_label(self, request: _Request) -> dict[str, Any]:
         payload = request.json()
@@ -355,15 +373,17 @@ class DraftRoutes:
         return None
 
 
-def send_as_entry(address: str, display_name: str = "") -> dict[str, Any]:
-    """A send-as alias as settings.sendAs.list shows it."""
+def send_as_entry(
+    address: str, display_name: str = "", signature: str = "", verification: str = "accepted"
+) -> dict[str, Any]:
+    """A send-as alias as settings.sendAs.list shows it (`signature` is HTML, as Gmail keeps it)."""
     return {
         "sendAsEmail": address,
         "displayName": display_name,
         "replyToAddress": "",
-        "signature": "",
+        "signature": signature,
         "isPrimary": False,
         "isDefault": False,
         "treatAsAlias": True,
-        "verificationStatus": "accepted",
+        "verificationStatus": verification,
     }

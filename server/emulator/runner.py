@@ -75,9 +75,17 @@ class Emulator:
             json.dump(self.app.google.client_file(self.url), handle, indent=2)
         return target
 
-    def add_send_as(self, address: str, display_name: str = "") -> None:
-        """Adds a send-as alias of the primary mailbox's owner (settings.sendAs.list lists it after the primary)."""
-        self.app.api.drafts.aliases.append(send_as_entry(address, display_name))
+    def add_send_as(
+        self, address: str, display_name: str = "", signature: str = "", *, verification: str = "accepted"
+    ) -> None:
+        """Adds a send-as alias of the primary mailbox's owner (settings.sendAs.list lists it after the primary),
+        with its HTML signature; the primary's own address sets the primary entry's name and signature instead.
+        `verification="pending"` makes an alias Gmail lists but does not let a From name."""
+        drafts = self.app.api.drafts
+        if address.strip().lower() == self.store.email_address.lower():
+            drafts.primary = {"displayName": display_name, "signature": signature}
+            return
+        drafts.aliases.append(send_as_entry(address.strip(), display_name, signature, verification))
 
     def add_contact(self, name: str, address: str) -> None:
         """A saved contact of the primary mailbox's owner (what people.searchContacts finds, once warmed up)."""

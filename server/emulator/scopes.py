@@ -3,7 +3,8 @@
 Gmail answers a call outside the token's scopes with 403 `insufficientPermissions` ("Request had insufficient
 authentication scopes."). The table follows Gmail's reference: reading needs readonly, modify or full access;
 drafts need compose, modify or full; a plain send also accepts gmail.send; labels on messages need modify or
-full; creating labels also gmail.labels; a permanent delete only full access; the profile any Gmail scope.
+full; creating labels also gmail.labels; a permanent delete only full access; the profile any Gmail scope but
+gmail.settings.basic; reading settings (`settings.sendAs.list/get`) readonly, modify, full or gmail.settings.basic.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ PEOPLE: dict[str, frozenset[str]] = {
 
 _READ = frozenset({READONLY, MODIFY, FULL})
 _DRAFTS = frozenset({COMPOSE, MODIFY, FULL})
-_ANY = frozenset(BY_NAME.values())
+_ANY = frozenset(BY_NAME.values()) - {SETTINGS_BASIC}  # getProfile does not list gmail.settings.basic
 # (method, pattern below users/{userId}/, scopes any one of which allows the call); first match wins.
 _TABLE: list[tuple[str, re.Pattern[str], frozenset[str]]] = [
     (method, re.compile(pattern), needed)
@@ -60,7 +61,7 @@ _TABLE: list[tuple[str, re.Pattern[str], frozenset[str]]] = [
         ("GET", r"^settings/filters", _READ | {SETTINGS_BASIC}),
         ("POST", r"^settings/filters$", frozenset({SETTINGS_BASIC})),
         ("DELETE", r"^settings/filters/[^/]+$", frozenset({SETTINGS_BASIC})),
-        ("GET", r"^settings/", _READ),
+        ("GET", r"^settings/", _READ | {SETTINGS_BASIC}),
         ("GET", r"^drafts", _DRAFTS | {READONLY}),
         ("GET", r".*", _READ),
         ("POST", r"^messages/send$", _DRAFTS | {SEND}),

@@ -1,4 +1,4 @@
-"""What rarely changes about an account, asked of Gmail once and kept: its own address and its labels.
+"""What rarely changes about an account, asked of Gmail once and kept: its own address, send-as list and labels.
 
 The thread tool needs the account's address for every reply context (reply-all leaves the account out), and the
 search tool needs the label list only to explain a label filter that matched nothing. Both would cost a request
@@ -14,10 +14,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from server.errors import PermissionDeniedError
 from server.gmail.interface import GmailApi
 
 LABELS_TTL_S = 300.0
 PROFILE_TTL_S = 3600.0
+SEND_AS_TTL_S = 300.0  # a new alias or signature is seen within minutes
 
 
 class AccountCache:
@@ -38,6 +40,7 @@ class AccountCache:
         self._lock = threading.Lock()
         self._address: tuple[float, str | None] | None = None
         self._labels: tuple[float, list[dict[str, Any]]] | None = None
+        self._send_as: tuple[float, list[dict[str, Any]] | None] | None = None
 
     def own_address(self) -> str | None:
         """The account's primary address (users.getProfile); raises the client's GmailError when it fails."""
@@ -49,6 +52,22 @@ class AccountCache:
         with self._lock:
             self._address = (self._clock(), address)
         return address
+
+    def send_as(self) -> list[dict[str, Any]] | None:
+        """settings.sendAs.list's entries (the account's addresses, their names and signatures), kept a few
+        minutes; None when the token may not read them (`gmail.compose` alone), also kept so a draft tool does
+        not ask again on every call. Raises the client's other GmailErrors."""
+        with self._lock:
+            kept = self._send_as
+        if kept is not None and self._clock() - kept[0] < SEND_AS_TTL_S:
+            return kept[1]
+        try:
+            entries: list[dict[str, Any]] | None = self._gmail.list_send_as()
+        except PermissionDeniedError:
+            entries = None
+        with self._lock:
+            self._send_as = (self._clock(), entries)
+        return entries
 
     def labels(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """labels.list's labels, from the cache unless stale or `refresh`; raises the client's GmailError."""

@@ -1,6 +1,7 @@
 """What the person is shown before a draft is sent, and the digest that ties their yes to exactly that draft. Pure.
 
-The summary names every recipient in full (To, Cc and Bcc: a hidden Bcc is exactly what a prompt-injected draft
+The summary names the sender (the From of the draft as Gmail keeps it: who the recipients will see), every
+recipient in full (To, Cc and Bcc: a hidden Bcc is exactly what a prompt-injected draft
 would use), the subject, the first lines of the text the person wrote (the quoted original left out) and every
 attachment. The digest is SHA-256 over the draft's raw bytes: a draft edited after the question (by the model,
 or by the person in Gmail) no longer matches, so an earlier yes or code cannot send the new content.
@@ -29,6 +30,7 @@ class DraftSummary:
     first_lines: str
     attachments: tuple[str, ...]  # "name (type, size)"
     size_bytes: int
+    sender: str = ""  # the From header ("" when the draft has none yet: Gmail writes the primary address)
 
     @property
     def recipient_count(self) -> int:
@@ -67,12 +69,20 @@ def summarize_draft(raw: bytes) -> DraftSummary:
         )
         + ((f"and {content.left_out} more attachments",) if content.left_out else ()),
         size_bytes=len(raw),
+        sender=" ".join(headers.get("from", "").split()),
     )
 
 
-def confirmation_question(summary: DraftSummary) -> str:
-    """The text the person reads before saying yes: everything that leaves the mailbox, nothing hidden."""
-    lines = ["Send this email now?", ""]
+def sender_line(sender: str, account: str | None) -> str:
+    """Who sends, from which account: "From: Ana <ana@alias.example> (account ana@example.com)"."""
+    who = sender or (account or "the account's default address")
+    return f"From: {who}" + (f" (account {account})" if account else "")
+
+
+def confirmation_question(summary: DraftSummary, account: str | None = None) -> str:
+    """The text the person reads before saying yes: everything that leaves the mailbox, nothing hidden, and
+    who sends it from which account (`account`: its address, when known)."""
+    lines = ["Send this email now?", "", sender_line(summary.sender, account)]
     lines.append("To: " + (", ".join(summary.to) or "(nobody)"))
     if summary.cc:
         lines.append("Cc: " + ", ".join(summary.cc))

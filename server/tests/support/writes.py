@@ -98,6 +98,7 @@ def write_stack(
     send_limit: int = 10,
     ttl_s: float = 300.0,
     attach_dir: Path | None = None,
+    download_dir: Path | None = None,
     timeout_s: float = 5.0,
 ) -> Iterator[WriteStack]:
     mailbox = build_mailbox(root / "mail")
@@ -121,6 +122,6 @@ def write_stack(
             audit=AuditLog(root / "audit.jsonl"),
         )
         client = GmailClient(settings, TokenStore(settings), metrics=metrics, sleep=lambda _s: None, rand=lambda: 0.0)
-        ctx = ToolContext(gmail=client, enrich_top_k=10, metrics=metrics, safety=safety)
+        ctx = ToolContext(gmail=client, enrich_top_k=10, metrics=metrics, safety=safety, download_dir=download_dir)
         granted = frozenset(gmail_scopes.BY_NAME[name] for name in scopes)
         yield WriteStack(emulator, ctx, clock, granted, root)

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from server.content.compose.addresses import AddressError, Recipient, parse_recipients
-from server.errors import GmailError, InvalidInputError, NotFoundError, PermissionDeniedError
+from server.errors import GmailError, InvalidInputError, NotFoundError
 from server.tools import ToolContext
 from server.toolsets.common import ToolOutput
 
@@ -90,15 +90,13 @@ def fetch_draft(ctx: ToolContext, draft_id: str) -> tuple[dict[str, Any], bytes]
 
 
 def own_addresses(ctx: ToolContext) -> list[str]:
-    """The account's own addresses: every send-as alias, else (no settings access) the profile's address."""
-    try:
-        entries = ctx.gmail.list_send_as()
-        found = [str(entry["sendAsEmail"]) for entry in entries if entry.get("sendAsEmail")]
-    except PermissionDeniedError:
-        found = []
+    """The account's own addresses: every send-as alias, else (no settings access) the profile's address. Both
+    lists are kept per account (`AccountCache`), so a draft asks Gmail for them at most once."""
+    entries = ctx.cache.send_as() or []
+    found = [str(entry["sendAsEmail"]) for entry in entries if isinstance(entry, dict) and entry.get("sendAsEmail")]
     if not found:
-        address = ctx.gmail.get_profile().get("emailAddress")
-        found = [str(address)] if address else []
+        address = ctx.cache.own_address()
+        found = [address] if address else []
     return found
 
 
@@ -120,3 +118,10 @@ def audited(ctx: ToolContext, tool: str, action: str, **fields: Any) -> Iterator
     ctx.safety.audit.record(
         tool, action, outcome=outcome, account=ctx.account, dry_run=ctx.safety.dry_run, **{**fields, **extra}
     )
+
+
+def from_line(from_address: str | None, mailbox: str | None, signature: bool = False) -> str:
+    """The line of a draft or send answer that says who is sending, from which account: the person must see it."""
+    who = from_address or "the account's default address (Gmail fills it in)"
+    account = f" | account {mailbox}" if mailbox else ""
+    return f"From: {who}{account}" + (" | signature added" if signature else "")

@@ -5,6 +5,11 @@ headers (one `messages.get(format=raw)`): the thread id, `In-Reply-To` = its `Me
 chain plus it, a `Re:`/`Fwd:` subject added once, reply-all recipients minus every send-as address of the
 account, the original quoted (plain text, and HTML when the draft has an HTML body). A forward carries the
 original's attachments. One `drafts.create`, never repeated (see `gmail/single_attempt.py`).
+
+The draft is from one of the account's send-as identities (`sender.py`): the one asked for, else the address a
+replied or forwarded original was sent to, else the default; its signature goes below the new text and above
+the quote (`content/compose/signature.py`) unless `signature` is false. Files come from the attachment folder,
+from the client (base64) or from other messages, the size limit checked before any download (`attach.py`).
 """
 
 from __future__ import annotations
@@ -25,21 +30,32 @@ from server.content.compose.reply import (
     reply_subject,
     threading_for,
 )
+from server.content.compose.signature import signed
 from server.content.message import parse_raw_message
 from server.errors import InvalidInputError, NotFoundError
 from server.tools import ToolContext
 from server.toolsets.common import MESSAGE_ID_PATTERN, ToolInput, ToolOutput
+from server.toolsets.drafts.attach import (
+    MAX_CONTENT_ITEMS,
+    MAX_FROM_MESSAGES,
+    ContentAttachment,
+    MessageAttachment,
+    decode_content,
+    from_messages,
+)
 from server.toolsets.drafts.common import (
     ADDRESS_FORM,
     AddressList,
     FileName,
     audited,
+    from_line,
     how_to_send,
     own_addresses,
     raw_bytes,
     recipients,
     send_tool,
 )
+from server.toolsets.drafts.sender import choose_sender
 
 MAX_BODY_CHARS = 200_000
 
@@ -60,6 +76,19 @@ class CreateDraftInput(ToolInput):
     include_quote: bool = Field(True, description="Quote the original under a reply.")
     attachments: list[FileName] = Field(
         default_factory=list, max_length=20, description="File names in the person's attachment folder."
+    )
+    from_address: str | None = Field(
+        None,
+        max_length=320,
+        description="One of the account's send-as addresses; default: for a reply the address the original was "
+        "sent to, else the account's default.",
+    )
+    signature: bool = Field(True, description="Add the sender's Gmail signature (above any quote).")
+    attach_from_messages: list[MessageAttachment] = Field(
+        default_factory=list, max_length=MAX_FROM_MESSAGES, description="Files of messages in the mailbox."
+    )
+    attach_content: list[ContentAttachment] = Field(
+        default_factory=list, max_length=MAX_CONTENT_ITEMS, description="Files sent as base64 bytes."
     )
 
     @model_validator(mode="after")
@@ -86,6 +115,10 @@ class CreateDraftResult(ToolOutput):
     cc: list[str]
     bcc: list[str]
     subject: str
+    from_address: str | None = Field(None, description="Who the draft is from (one of the send-as addresses).")
+    mailbox: str | None = Field(None, description="The account's address.")
+    signature_added: bool = False
+    from_choices: list[str] = Field(default_factory=list, description="Other send-as addresses (from_address).")
     in_reply_to: str | None = None  # the original's Message-ID header
     attachments: list[str] = Field(default_factory=list)
     dry_run: bool = False
@@ -101,9 +134,13 @@ def _names(people: list[Recipient]) -> list[str]:
 def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
     mode: Mode = args.mode or "new"
     to, cc, bcc = recipients(args.to, "to"), recipients(args.cc, "cc"), recipients(args.bcc, "bcc")
+    asked = choose_sender(ctx, args.from_address) if args.from_address else None  # refused before any fetch
     local = [ctx.safety.read_local_attachment(name) for name in args.attachments]
     attachments = [Attachment(item.name, item.mime_type, item.data) for item in local]
+    attachments += decode_content(args.attach_content)
     notes: list[str] = []
+    original_raw: bytes | None = None
+    quote: Quote | None = None
     text, html = args.body, args.body_html
     subject = args.subject or ""
     in_reply_to: str | None = None
@@ -111,6 +148,7 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
     thread_id: str | None = None
     if args.reply_to_message_id:
         original, content_text, raw = _original(ctx, args.reply_to_message_id)
+        original_raw = raw
         threading = threading_for(original)
         in_reply_to, references, thread_id = threading.in_reply_to, threading.references, threading.thread_id
         if in_reply_to is None:
@@ -125,7 +163,7 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
         )
         if mode == "forward":
             subject = args.subject or forward_subject(original.header("subject"))
-            quote: Quote | None = forward_quote(source)
+            quote = forward_quote(source)
             kept = read_message(raw)
             attachments = [*kept.attachments, *attachments]
             if kept.left_out:
@@ -135,9 +173,14 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
             derived = reply_recipients(original, mode, own_addresses(ctx))
             to, cc = dedupe([*derived.to, *to]), dedupe([*derived.cc, *cc])
             quote = reply_quote(source) if args.include_quote else None
-        if quote is not None:
-            text = text + quote.text
-            html = None if html is None else html + quote.html
+    sender = asked or choose_sender(ctx, None, original_raw)
+    if sender.why:
+        notes.append(sender.why)
+    signature = sender.signature(args.signature)
+    text, html = signed(
+        text, html, signature, plain_quote=quote.text if quote else "", html_quote=quote.html if quote else ""
+    )
+    attachments += from_messages(ctx, args.attach_from_messages, attachments, len(text) + len(html or ""))
     to, cc = dedupe(to), dedupe(cc, exclude=to)
     bcc = dedupe(bcc, exclude=[*to, *cc])
     if not (to or cc or bcc):
@@ -152,6 +195,7 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
         in_reply_to=in_reply_to,
         references=references,
         attachments=attachments,
+        sender=sender.identity.sender if sender.identity is not None else None,
     )
     try:
         raw_message = build_message(spec)
@@ -163,6 +207,10 @@ def create_draft(ctx: ToolContext, args: CreateDraftInput) -> CreateDraftResult:
         cc=_names(cc),
         bcc=_names(bcc),
         subject=subject,
+        from_address=sender.from_address,
+        mailbox=sender.account,
+        signature_added=signature is not None and signature.text_block in text,
+        from_choices=[address for address in sender.choices if address != getattr(sender.identity, "email", None)],
         in_reply_to=in_reply_to,
         thread_id=thread_id,
         attachments=[item.filename for item in attachments],
@@ -209,6 +257,9 @@ def _original(ctx: ToolContext, message_id: str) -> tuple[Original, str, bytes]:
 def render_created(result: CreateDraftResult) -> str:
     head = "Dry run: this draft would be saved" if result.dry_run else f"Draft saved (not sent): {result.draft_id}"
     lines = [head + (f" | thread {result.thread_id}" if result.thread_id else "")]
+    lines.append(from_line(result.from_address, result.mailbox, result.signature_added))
+    if result.from_choices:
+        lines.append("Could also be from (from_address): " + ", ".join(result.from_choices))
     lines += [
         f"{name}: {', '.join(values)}"
         for name, values in (("To", result.to), ("Cc", result.cc), ("Bcc", result.bcc))

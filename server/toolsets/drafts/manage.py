@@ -3,12 +3,14 @@
 An update rewrites the draft from its current bytes with only the named parts replaced: recipients, subject,
 body (the quoted original under it is kept), attachments added or removed. Threading headers and the thread id
 stay, so an edited reply is still a reply. Updating changes the draft's content digest: a confirmation given
-for the old content no longer sends it.
+for the old content no longer sends it. The sender may change to another send-as identity; the signature this
+server added is found again and replaced (the new sender's), kept, or taken off, never doubled.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
@@ -17,12 +19,21 @@ from server.content.compose.addresses import dedupe, lenient_recipients, split_a
 from server.content.compose.build import Attachment, MessageTooLargeError, OutgoingMessage, build_message
 from server.content.compose.quoting import split_quote
 from server.content.compose.reading import read_message
+from server.content.compose.signature import Signature, signed, split_signature
 from server.content.compose.summary import summarize_draft
 from server.content.message import header_value
 from server.content.text.snippets import clean_snippet
 from server.errors import InvalidInputError
 from server.tools import ToolContext
 from server.toolsets.common import MAX_ITEM_FIELD_CHARS, Count, ToolInput, ToolOutput, bounded
+from server.toolsets.drafts.attach import (
+    MAX_CONTENT_ITEMS,
+    MAX_FROM_MESSAGES,
+    ContentAttachment,
+    MessageAttachment,
+    decode_content,
+    from_messages,
+)
 from server.toolsets.drafts.common import (
     DRAFT_ID_FIELD,
     AddressList,
@@ -30,10 +41,12 @@ from server.toolsets.drafts.common import (
     FileName,
     audited,
     fetch_draft,
+    from_line,
     how_to_send,
     recipients,
     send_tool,
 )
+from server.toolsets.drafts.sender import draft_sender
 
 MAX_BODY_CHARS = 200_000
 LIST_HEADERS = ("To", "Cc", "Subject", "Date")
@@ -49,12 +62,18 @@ class UpdateDraftInput(ToolInput):
     body_html: str | None = Field(None, max_length=MAX_BODY_CHARS)
     add_attachments: list[FileName] = Field(default_factory=list, max_length=20, description="From the folder.")
     remove_attachments: list[FileName] = Field(default_factory=list, max_length=100, description="By name.")
+    from_address: str | None = Field(None, max_length=320, description="Another of the send-as addresses.")
+    signature: bool | None = Field(None, description="true adds the sender's signature, false removes it.")
+    attach_from_messages: list[MessageAttachment] = Field(default_factory=list, max_length=MAX_FROM_MESSAGES)
+    attach_content: list[ContentAttachment] = Field(default_factory=list, max_length=MAX_CONTENT_ITEMS)
 
 
 class DraftResult(DraftHeaders):
     draft_id: str
     message_id: str | None = None
     thread_id: str | None = None
+    from_address: str | None = Field(None, description="Who the draft is from (one of the send-as addresses).")
+    mailbox: str | None = Field(None, description="The account's address.")
     attachments: list[str] = Field(default_factory=list)
     dry_run: bool = False
     sent: bool = False
@@ -79,15 +98,9 @@ def update_draft(ctx: ToolContext, args: UpdateDraftInput) -> DraftResult:
     to = recipients(args.to, "to") if args.to is not None else _existing(headers.get("to"), notes, "to")
     cc = recipients(args.cc, "cc") if args.cc is not None else _existing(headers.get("cc"), notes, "cc")
     bcc = recipients(args.bcc, "bcc") if args.bcc is not None else _existing(headers.get("bcc"), notes, "bcc")
-    _own_text, plain_quote, html_quote = split_quote(current.text, current.html)
-    text = (args.body + plain_quote) if args.body is not None else current.text
-    if args.body_html is not None:
-        html: str | None = args.body_html + html_quote
-    elif args.body is not None and current.html is not None:
-        html = None  # the old HTML would contradict the new text
-        notes.append("the HTML version was dropped because the text changed: pass body_html to keep one")
-    else:
-        html = current.html
+    senders = lenient_recipients(headers.get("from"))
+    sender = draft_sender(ctx, args.from_address, senders[0].email if senders else None)
+    text, html = _body(args, current.text, current.html, sender.signature, notes)
     missing = sorted(set(args.remove_attachments) - {item.filename for item in current.attachments})
     if missing:
         raise InvalidInputError(
@@ -98,7 +111,10 @@ def update_draft(ctx: ToolContext, args: UpdateDraftInput) -> DraftResult:
     for name in args.add_attachments:
         local = ctx.safety.read_local_attachment(name)
         attachments.append(Attachment(local.name, local.mime_type, local.data))
-    senders = lenient_recipients(headers.get("from"))
+    attachments += decode_content(args.attach_content)
+    attachments += from_messages(ctx, args.attach_from_messages, attachments, len(text) + len(html or ""))
+    if args.from_address or not senders:
+        senders = [sender.identity.sender] if sender.identity is not None else []
     references = tuple(headers.get("references", "").split())
     spec = OutgoingMessage(
         to=dedupe(to),
@@ -123,6 +139,8 @@ def update_draft(ctx: ToolContext, args: UpdateDraftInput) -> DraftResult:
         cc=[str(person) for person in spec.cc],
         bcc=[str(person) for person in spec.bcc],
         subject=spec.subject,
+        from_address=str(spec.sender) if spec.sender is not None else sender.from_address,
+        mailbox=sender.account,
         attachments=[item.filename for item in attachments],
         dry_run=ctx.safety.dry_run,
         send_with=send_tool(ctx),
@@ -140,9 +158,40 @@ def update_draft(ctx: ToolContext, args: UpdateDraftInput) -> DraftResult:
     return result
 
 
+def _body(
+    args: UpdateDraftInput,
+    text: str,
+    html_part: str | None,
+    signature_of: Callable[[bool], Signature | None],
+    notes: list[str],
+) -> tuple[str, str | None]:
+    """The draft's new (text, HTML): its own part replaced as asked, the quote kept, the signature (found by its
+    markers) replaced by the sender's, kept, or taken off; untouched when none of those was asked."""
+    if args.body is None and args.body_html is None and args.from_address is None and args.signature is None:
+        return text, html_part
+    own_text, plain_quote, html_quote = split_quote(text, html_part)
+    own_html = html_part[: len(html_part) - len(html_quote)] if html_part is not None else None
+    bare_text, bare_html, had_signature = split_signature(own_text, own_html)
+    # Left unsaid, a signature stays as it was; a new sender brings theirs, as Gmail's From menu does.
+    wanted = args.signature if args.signature is not None else (had_signature or args.from_address is not None)
+    signature = signature_of(wanted)
+    new_text = args.body if args.body is not None else bare_text
+    if args.body_html is not None:
+        new_html: str | None = args.body_html
+    elif args.body is not None:
+        new_html = None  # the old HTML would contradict the new text
+    else:
+        new_html = bare_html
+    new_text, new_html = signed(new_text, new_html, signature, plain_quote=plain_quote, html_quote=html_quote)
+    if html_part is not None and new_html is None:
+        notes.append("the HTML version was dropped because the text changed: pass body_html to keep one")
+    return new_text, new_html
+
+
 def render_draft(result: DraftResult) -> str:
     verb = "would be updated (dry run)" if result.dry_run else "updated (not sent)"
     lines = [f"Draft {result.draft_id} {verb}" + (f" | thread {result.thread_id}" if result.thread_id else "")]
+    lines.append(from_line(result.from_address, result.mailbox))
     for name, values in (("To", result.to), ("Cc", result.cc), ("Bcc", result.bcc)):
         if values:
             lines.append(f"{name}: {', '.join(values)}")

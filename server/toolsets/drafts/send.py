@@ -21,6 +21,7 @@ from server.content.compose.summary import (
     DraftSummary,
     confirmation_question,
     content_digest,
+    sender_line,
     summarize_draft,
 )
 from server.errors import ConfirmationError, GmailError, InvalidInputError, NotFoundError, UnknownOutcomeError
@@ -40,6 +41,7 @@ class SendDraftInput(ToolInput):
 
 
 class SummaryView(ToolOutput):
+    from_address: str = Field("", description="The draft's From: who the recipients see.")
     to: list[str]
     cc: list[str] = Field(default_factory=list)
     bcc: list[str] = Field(default_factory=list)
@@ -55,6 +57,7 @@ class SendDraftResult(ToolOutput):
     message_id: str | None = None  # the sent message's
     thread_id: str | None = None
     summary: SummaryView
+    mailbox: str | None = Field(None, description="The address of the account that sends.")
     confirmation_code: str | None = None
     expires_in_s: int | None = None
     sends_left_this_hour: int | None = None
@@ -63,6 +66,7 @@ class SendDraftResult(ToolOutput):
 
 def _view(summary: DraftSummary) -> SummaryView:
     return SummaryView(
+        from_address=summary.sender,
         to=list(summary.to),
         cc=list(summary.cc),
         bcc=list(summary.bcc),
@@ -79,10 +83,16 @@ class _Confirmed:
     draft_id: str
     digest: str
     summary: DraftSummary
+    account: str | None = None  # the account's address
 
     def result(self, status: Status, **fields: object) -> SendDraftResult:
         return SendDraftResult(
-            status=status, sent=status == "sent", draft_id=self.draft_id, summary=_view(self.summary), **fields
+            status=status,
+            sent=status == "sent",
+            draft_id=self.draft_id,
+            summary=_view(self.summary),
+            mailbox=self.account,
+            **fields,
         )
 
 
@@ -94,7 +104,15 @@ def _current(ctx: ToolContext, draft_id: str) -> _Confirmed:
         raise InvalidInputError(
             "The draft has no recipients, so it cannot be sent.", hint=f"Add them {where}, then ask again."
         )
-    return _Confirmed(draft_id, content_digest(raw), summary)
+    return _Confirmed(draft_id, content_digest(raw), summary, _account(ctx))
+
+
+def _account(ctx: ToolContext) -> str | None:
+    """The account's address for the person to see (kept per account: one getProfile a session at most)."""
+    try:
+        return ctx.cache.own_address()
+    except GmailError:  # the draft itself still says who sends; the account's name is a courtesy
+        return None
 
 
 def send_draft(ctx: ToolContext, args: SendDraftInput) -> SendDraftResult | ConfirmationRequest:
@@ -136,7 +154,7 @@ def send_draft(ctx: ToolContext, args: SendDraftInput) -> SendDraftResult | Conf
         )
 
     return ConfirmationRequest(
-        question=confirmation_question(state.summary),
+        question=confirmation_question(state.summary, state.account),
         proceed=proceed,
         refused=refused,
         without_asking=without_asking,
@@ -173,7 +191,7 @@ def _send(ctx: ToolContext, state: _Confirmed) -> SendDraftResult:
 
 def render_send(result: SendDraftResult) -> str:
     summary = result.summary
-    block = [f"To: {', '.join(summary.to) or '(nobody)'}"]
+    block = [sender_line(summary.from_address, result.mailbox), f"To: {', '.join(summary.to) or '(nobody)'}"]
     if summary.cc:
         block.append(f"Cc: {', '.join(summary.cc)}")
     if summary.bcc:
