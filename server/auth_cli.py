@@ -132,9 +132,10 @@ def requested_scopes(names: str | None) -> list[str]:
     from server import scopes
 
     wanted = [name.strip().lower() for name in (names or "readonly").replace(" ", ",").split(",") if name.strip()]
-    unknown = [name for name in wanted if name not in scopes.BY_NAME]
+    known = {**scopes.BY_NAME, **scopes.GROUP_SCOPES}
+    unknown = [name for name in wanted if name not in known]
     if unknown:
-        raise ValueError(f"unknown scope name(s) {', '.join(unknown)}; valid: {', '.join(scopes.BY_NAME)}")
+        raise ValueError(f"unknown scope name(s) {', '.join(unknown)}; valid: {', '.join(known)}")
     found = list(dict.fromkeys(url for name in wanted for url in scopes.expand(name)))
     if not scopes.covers(found, scopes.READ):
         found.insert(0, GMAIL_READONLY_SCOPE)

@@ -37,6 +37,8 @@ BY_NAME = {
 # A `--scopes` name that asks for more than one scope: `contacts` is both People API read scopes the contacts tool
 # searches with (saved contacts and "other contacts").
 BUNDLES = {"contacts": (CONTACTS_READONLY, OTHER_CONTACTS_READONLY)}
+# Write groups `auth_cli.py --scopes` also takes by their own name: the scope each asks for.
+GROUP_SCOPES = {"cleanup": MODIFY, "unsubscribe": MODIFY}
 
 # What each need is satisfied by: any one of the scopes in the set.
 READ = frozenset({READONLY, MODIFY, FULL})
@@ -61,7 +63,9 @@ def parse_granted(value: object) -> frozenset[str] | None:
 
 def expand(name: str) -> tuple[str, ...]:
     """The scope URLs a `--scopes` short name asks for (KeyError for an unknown name)."""
-    return BUNDLES.get(name) or (BY_NAME[name],)
+    if name in BUNDLES:
+        return BUNDLES[name]
+    return (GROUP_SCOPES[name],) if name in GROUP_SCOPES else (BY_NAME[name],)
 
 
 def covers(granted: Iterable[str], needed_any_of: frozenset[str]) -> bool:

@@ -32,6 +32,7 @@ from .errors import ApiError, unauthenticated
 from .faults import ConcurrencyGate, Fault, FaultBook, RequestLog
 from .gmail_api import GmailApi
 from .google_oauth import GoogleOAuth
+from .quota_meter import QuotaMeter, units_of
 from .tokens import INVALID_GRANT, INVALID_RAPT, TokenAuthority
 
 LOG = logging.getLogger("server.emulator")
@@ -89,6 +90,7 @@ class EmulatorApp:
         self.latency_ms = latency_ms
         self.faults = FaultBook()
         self.gate = ConcurrencyGate()
+        self.quota = QuotaMeter()  # off unless set: Gmail's per-user units per minute (quota_meter.py)
         self.log = RequestLog()
         self.stopping = threading.Event()
         self.connections_accepted = 0  # TCP connections, to check that clients keep them alive
@@ -159,11 +161,17 @@ class EmulatorApp:
                 ApiError(403, "insufficientPermissions", "Request had insufficient authentication scopes.")
             )
         api = self.mailboxes.get(user, self.api) if user else self.api
+        call = _CALL_PATH.match(exchange.path)
+        if not self.quota.spend(user or "", units_of(exchange.method, call.group(1) if call else exchange.path)):
+            message = "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute per user'"
+            return error_response(ApiError(429, "rateLimitExceeded", message))
         try:
             params = parse_qs(exchange.query, keep_blank_values=True)
             content_type = exchange.headers.get("content-type", "")
             handle = api.people.handle if exchange.path.startswith(PEOPLE_PREFIX) else api.handle
             answer = handle(exchange.method, exchange.path, params, exchange.body, content_type)
+            if call is not None and call.group(1) == "messages/batchModify":  # which ids, for tests that count
+                entry.setdefault("modified_ids", []).append(json.loads(exchange.body or b"{}").get("ids"))
             return Response(204, b"") if answer is None else json_response(200, answer)
         except ApiError as error:
             return error_response(error)
@@ -241,6 +249,7 @@ class EmulatorApp:
         self.faults.clear()
         self.log.clear()
         self.gate.set_limit(None)
+        self.quota.set_limit(None)
         self.tokens.restore_refresh_tokens()
         self.google.reset()
 
@@ -270,6 +279,10 @@ class EmulatorApp:
             limit = payload.get("limit")
             self.gate.set_limit(None if limit is None else int(limit))
             return {"limit": self.gate.limit}
+        elif (method, name) == ("POST", "quota-limit"):
+            units = payload.get("units_per_minute")
+            self.quota.set_limit(None if units is None else int(units))
+            return {"units_per_minute": self.quota.limit}
         elif (method, name) == ("POST", "revoke"):
             self.tokens.revoke_refresh_tokens(payload.get("user"))
         elif (method, name) == ("POST", "expire-tokens"):

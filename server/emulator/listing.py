@@ -110,10 +110,17 @@ class MessageIndex:
 
     def relabel(self, stored: StoredMessage) -> None:
         """Refreshes what search sees of a message's labels after they changed."""
-        fresh = frozenset(stored.label_ids), _user_label_names(stored, self.store)
+        self.relabel_many([stored])
+
+    def relabel_many(self, changed: list[StoredMessage]) -> None:
+        """`relabel` for many messages in one pass over the index (a batchModify of 1,000 ids)."""
+        if not changed:
+            return
+        fresh = {id(m): (frozenset(m.label_ids), _user_label_names(m, self.store)) for m in changed}
         self.docs = tuple(
-            (message, dataclasses.replace(doc, labels=fresh[0], label_names=fresh[1]) if message is stored else doc)
+            (message, dataclasses.replace(doc, labels=new[0], label_names=new[1]) if new else doc)
             for message, doc in self.docs
+            for new in (fresh.get(id(message)),)
         )
 
     def list(self, request: ListRequest, *, now_ms: int) -> dict[str, object]:

@@ -105,21 +105,22 @@ class ChangeLog:
         added, removed = self._label_change(add, remove)
         with self.lock:
             targets = [self.store.by_id.get(message_id.lower()) for message_id in dict.fromkeys(message_ids)]
-            for stored in targets:
-                if stored is not None:
-                    self._relabel(stored, added, removed)
+            changed = [stored for stored in targets if stored is not None and self._relabel(stored, added, removed, 0)]
+            self.index.relabel_many(changed)  # one pass over the index for the whole batch
 
-    def _relabel(self, stored: StoredMessage, add: tuple[str, ...], remove: tuple[str, ...]) -> None:
+    def _relabel(self, stored: StoredMessage, add: tuple[str, ...], remove: tuple[str, ...], reindex: int = 1) -> bool:
         gained = tuple(label for label in add if label not in stored.label_ids)
         lost = tuple(label for label in remove if label in stored.label_ids)
         if not gained and not lost:
-            return
+            return False
         stored.label_ids = tuple(label for label in stored.label_ids if label not in lost) + gained
-        self.index.relabel(stored)
+        if reindex:
+            self.index.relabel(stored)
         after = (stored.id, stored.thread_id, stored.label_ids)
         changes = [Change("labelAdded", *after, gained)] if gained else []
         changes += [Change("labelRemoved", *after, lost)] if lost else []
         self._commit(changes)
+        return True
 
     def _label_change(self, add: Iterable[str], remove: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         added = self._existing(add, allowed_system_only=frozenset())

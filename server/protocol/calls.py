@@ -29,7 +29,7 @@ from server.errors import GmailError, InternalError, InvalidInputError, Permissi
 from server.hints import rerun_auth
 from server.protocol import confirm
 from server.protocol.schemas import ACCOUNT_ARGUMENT
-from server.runtime import cost
+from server.runtime import cost, progress
 from server.runtime.cost import COST_META_KEY
 from server.runtime.observability import get_logger
 from server.tools import ConfirmationRequest, ContextSource, ToolContext, Toolset, ToolSpec, grants, offered_tools
@@ -202,7 +202,7 @@ async def invoke(
             )
         # The worker thread gets a copy of this context, so the handler's requests land in `spent`.
         # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
-        with cost.measuring() as outcome.spent:
+        with cost.measuring() as outcome.spent, progress.reporting(_progress_reporter(request_ctx)):
             if request_state is not None:  # the repeat of a call whose question the client put to the person
                 result: Any = await confirm.answer(spec.name, request_state, input_responses, ctx)
                 outcome.mailbox = await anyio.to_thread.run_sync(
@@ -248,6 +248,19 @@ def _consent_hint(catalog: ToolCatalog, spec: ToolSpec, granted: frozenset[str])
             found = missing_scope_messages(frozenset({toolset.name}), (toolset,), granted)
             return found[0] if found else None
     return None
+
+
+def _progress_reporter(request_ctx: Any) -> progress.Reporter | None:
+    """`notifications/progress` for the call (when the client sent a progress token), from the worker thread."""
+    # The request-scoped session sends against the caller's progress token (a no-op when it sent none).
+    send = getattr(getattr(request_ctx, "session", None), "report_progress", None)
+    if send is None:
+        return None
+
+    def report(done: float, total: float | None, message: str | None) -> None:
+        anyio.from_thread.run(send, done, total, message)
+
+    return report
 
 
 def _run(spec: ToolSpec, ctx: ToolContext, args: Any, source: ContextSource) -> tuple[Any, str | None]:

@@ -35,7 +35,15 @@ from server.tools import Toolset
 
 CALLBACK_PATH = "/oauth/google/callback"
 # Narrowest first: the first of these that serves every tool of a group is the one Google is asked for.
-NARROWEST_FIRST = (scopes.READONLY, scopes.SEND, scopes.COMPOSE, scopes.LABELS, scopes.MODIFY, scopes.FULL)
+NARROWEST_FIRST = (
+    scopes.READONLY,
+    scopes.SETTINGS_BASIC,
+    scopes.SEND,
+    scopes.COMPOSE,
+    scopes.LABELS,
+    scopes.MODIFY,
+    scopes.FULL,
+)
 
 
 @dataclass(frozen=True)
@@ -61,10 +69,22 @@ class OAuthSettings:
         return list(dict.fromkeys(wanted))
 
 
-def group_google_scope(toolset: Toolset) -> str:
-    """The narrowest Google scope that serves every tool of `toolset`."""
+def group_google_scopes(toolset: Toolset) -> tuple[str, ...]:
+    """The narrowest Google scopes that serve every tool of `toolset`: one scope serving them all when there is one
+    (drafts -> gmail.compose), else the narrowest for each tool (filters: listing with gmail.readonly, creating with
+    gmail.settings.basic); a group `auth_cli.py --scopes` asks a bundle for (contacts: saved and other contacts)
+    gets that bundle, so remote sign-in asks Google for what the local consent does."""
+    if toolset.name in scopes.BUNDLES:
+        return scopes.BUNDLES[toolset.name]
     serving = frozenset.intersection(*(spec.scopes for spec in toolset.tools)) if toolset.tools else frozenset()
-    return next((scope for scope in NARROWEST_FIRST if scope in serving), scopes.MODIFY)
+    common = next((scope for scope in NARROWEST_FIRST if scope in serving), None)
+    if common is not None:
+        return (common,)
+    wanted: list[str] = []
+    for spec in toolset.tools:
+        if spec.scopes.isdisjoint(wanted):
+            wanted.append(next((scope for scope in NARROWEST_FIRST if scope in spec.scopes), min(spec.scopes)))
+    return tuple(wanted)
 
 
 def scope_maps(
@@ -74,7 +94,7 @@ def scope_maps(
     offered = [toolset for toolset in toolsets if toolset.opt_in and toolset.name in enabled]
     mapping: dict[str, tuple[str, ...]] = {READ_SCOPE: (scopes.READONLY,)}
     for toolset in offered:
-        mapping[SCOPE_PREFIX + toolset.name] = (group_google_scope(toolset),)
+        mapping[SCOPE_PREFIX + toolset.name] = group_google_scopes(toolset)
     return tuple(scopes_for_groups(toolset.name for toolset in offered)), mapping
 
 

@@ -37,6 +37,7 @@ DEFAULT_SUMMARY_CACHE_MB = 8.0
 DEFAULT_THREAD_MAX_CHARS = 60_000
 DEFAULT_SEND_LIMIT_PER_HOUR = 10
 DEFAULT_CONFIRMATION_TTL_S = 300.0
+DEFAULT_CLEANUP_CALL_BUDGET_S = 120.0  # one gmail_cleanup_run call: well under claude.ai's 300 s
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,10 @@ class Settings:
     attach_dir: Path | None = None  # GMAIL_MCP_ATTACH_DIR: the only folder drafts may attach local files from
     send_limit_per_hour: int = DEFAULT_SEND_LIMIT_PER_HOUR  # GMAIL_MCP_SEND_LIMIT_PER_HOUR
     confirmation_ttl_s: float = DEFAULT_CONFIRMATION_TTL_S  # how long a send confirmation code stays valid
+    # Cleanup and unsubscribe (toolsets/cleanup, toolsets/unsubscribe)
+    cleanup_call_budget_s: float = DEFAULT_CLEANUP_CALL_BUDGET_S  # GMAIL_MCP_CLEANUP_CALL_BUDGET_S: one run call
+    cleanup_chunks_per_call: int = 0  # GMAIL_MCP_CLEANUP_CHUNKS_PER_CALL: tests end a call after N chunks; 0: off
+    unsubscribe_allow_private: bool = False  # GMAIL_MCP_UNSUBSCRIBE_ALLOW_PRIVATE: tests only (loopback, http)
 
     @property
     def accounts_dir(self) -> Path:
@@ -217,6 +222,11 @@ def load_settings(env: dict[str, str] | None = None, *, dotenv: bool = True) -> 
         attach_dir=_optional_path(env, "GMAIL_MCP_ATTACH_DIR", home),
         send_limit_per_hour=int(_number(env, "GMAIL_MCP_SEND_LIMIT_PER_HOUR", DEFAULT_SEND_LIMIT_PER_HOUR, minimum=1)),
         confirmation_ttl_s=_number(env, "GMAIL_MCP_CONFIRMATION_TTL_S", DEFAULT_CONFIRMATION_TTL_S, minimum=10.0),
+        cleanup_call_budget_s=_number(
+            env, "GMAIL_MCP_CLEANUP_CALL_BUDGET_S", DEFAULT_CLEANUP_CALL_BUDGET_S, minimum=1.0
+        ),
+        cleanup_chunks_per_call=int(_number(env, "GMAIL_MCP_CLEANUP_CHUNKS_PER_CALL", 0, minimum=0)),
+        unsubscribe_allow_private=_flag(env, "GMAIL_MCP_UNSUBSCRIBE_ALLOW_PRIVATE", False),
     )
 
 

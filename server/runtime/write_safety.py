@@ -17,6 +17,7 @@ from pathlib import Path, PurePath
 
 from server.errors import InvalidInputError
 from server.runtime.audit import AuditLog
+from server.runtime.cleanup_book import CleanupBook
 from server.runtime.config import DEFAULT_CONFIRMATION_TTL_S, DEFAULT_SEND_LIMIT_PER_HOUR, Settings
 from server.runtime.confirmations import ConfirmationBook
 from server.runtime.filter_record import FilterRecord, record_path
@@ -42,6 +43,8 @@ class WriteSafety:
     # The opt-in toolsets this server offers (settings.write_tools): a write tool's text names only tools offered.
     write_tools: frozenset[str] = frozenset({"drafts", "send", "labels"})
     filters: FilterRecord = field(default_factory=FilterRecord)  # the Gmail filters this server created
+    cleanups: CleanupBook = field(default_factory=CleanupBook)  # previewed cleanups and how far each got
+    unsubscribe_allow_private: bool = False  # GMAIL_MCP_UNSUBSCRIBE_ALLOW_PRIVATE (tests only)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Callable[[], float] = time.monotonic) -> WriteSafety:
@@ -53,6 +56,12 @@ class WriteSafety:
             audit=AuditLog(settings.audit_log_path),
             write_tools=settings.write_tools,
             filters=FilterRecord(record_path(settings.token_path)),
+            cleanups=CleanupBook(
+                call_budget_s=settings.cleanup_call_budget_s,
+                chunks_per_call=settings.cleanup_chunks_per_call,
+                clock=clock,
+            ),
+            unsubscribe_allow_private=settings.unsubscribe_allow_private,
         )
 
     def read_local_attachment(self, name: str) -> LocalFile:

@@ -160,3 +160,15 @@ def test_behind_a_proxy_the_public_host_and_origin_are_accepted_on_a_loopback_bi
     options = with_public_origin(load_http_settings("127.0.0.1:8080", {}), settings(tmp_path, env, loopback=True))
     assert host_allowed("mail.example.net", options) and origin_allowed("https://mail.example.net", options)
     assert not host_allowed("evil.example", options) and not origin_allowed("https://evil.example", options)
+
+
+@pytest.mark.parametrize("toolset", [t for t in ALL_TOOLSETS if t.opt_in], ids=lambda t: t.name)
+def test_every_write_group_asks_google_for_scopes_each_of_its_tools_works_with(toolset):
+    """A group's MCP scope must lead to Google scopes its tools accept: contacts once fell back to gmail.modify,
+    which the People API refuses, and filters to gmail.modify, broader than gmail.settings.basic."""
+    _mcp, google = scope_maps(ALL_TOOLSETS, frozenset({toolset.name}))
+    asked = set(google["gmail." + toolset.name]) | {scopes.READONLY}
+    assert all(not spec.scopes.isdisjoint(asked) for spec in toolset.tools)
+    if toolset.name in scopes.BUNDLES:  # what `auth_cli.py --scopes <group>` asks for locally
+        assert set(scopes.BUNDLES[toolset.name]) <= asked
+    assert scopes.FULL not in asked and (toolset.name not in ("contacts", "filters") or scopes.MODIFY not in asked)
