@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,15 +43,16 @@ class HttpServer:
         return "\n".join(self.lines)
 
 
-def server_command(bind: str = "127.0.0.1:0") -> list[str]:
-    return [sys.executable, "-m", "server.main", "--http", bind]
+def server_command(bind: str = "127.0.0.1:0", args: Sequence[str] = ()) -> list[str]:
+    return [sys.executable, "-m", "server.main", "--http", bind, *args]
 
 
 @contextmanager
-def http_server(env: dict[str, str], bind: str = "127.0.0.1:0") -> Iterator[HttpServer]:
-    """Starts the server and waits for the line that names its URL; stops it (SIGTERM) on exit."""
+def http_server(env: dict[str, str], bind: str = "127.0.0.1:0", args: Sequence[str] = ()) -> Iterator[HttpServer]:
+    """Starts the server (`args` after `--http BIND`, e.g. `--auth oauth`) and waits for the line that names its
+    URL; stops it (SIGTERM) on exit."""
     process = subprocess.Popen(
-        server_command(bind),
+        server_command(bind, args),
         env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT), **env},
         cwd="/",
         stdin=subprocess.DEVNULL,
