@@ -39,6 +39,7 @@ from server.remote.records import Records
 from server.remote.store import GOOGLE
 from server.runtime.audit import AuditLog
 from server.runtime.config import Settings
+from server.runtime.filter_record import FilterRecord
 from server.runtime.observability import Metrics, get_logger, mask_email
 from server.runtime.write_safety import WriteSafety
 from server.tools import ToolContext
@@ -273,6 +274,10 @@ class PeopleSource:
         )
         safety = WriteSafety.from_settings(self.settings)
         safety.audit = PersonAudit(self.settings.audit_log_path, person.tag)
+        # The filters this server created for this person's account: in memory, never beside the server's own
+        # token path (shared by everyone, and no token file of theirs exists). Forgotten, a filter only asks for
+        # the person's yes again before it is deleted.
+        safety.filters = FilterRecord()
         return ToolContext(
             gmail=cached,
             enrich_top_k=self.settings.enrich_top_k,

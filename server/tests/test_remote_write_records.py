@@ -1,0 +1,104 @@
+"""`--auth oauth`: what the filters and cleanup tools remember is each person's own, and never lands on the server's
+disk beside a token file that is not theirs.
+
+In remote mode there is no token file per person: the server's own `token_path` (from its settings) is shared by
+everyone, so a filter record kept beside it would tell one person that another's filters were "created here" (and
+let them be deleted without a yes). Real parts: the remote app on loopback, the official MCP client, the emulator
+playing Google with two people, each with a mailbox of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.emulator import Emulator
+from server.tests.support.accounts import WORK_OWNER, two_account_emulator
+from server.tests.support.emulator import OWNER
+from server.tests.support.http_server import mcp_client
+from server.tests.support.remote_http import RemoteRun, remote_server
+
+pytestmark = pytest.mark.anyio
+GOOGLE = "https://www.googleapis.com/auth/"
+WRITES = frozenset({"filters", "cleanup"})
+MCP_SCOPES = ["gmail.read", "gmail.filters", "gmail.cleanup"]
+SKIP_CAFE = {"from_address": "news@cafe.example", "skip_inbox": True}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
+    with two_account_emulator(tmp_path_factory.mktemp("records")) as running:
+        yield running
+
+
+@pytest.fixture
+def remote(emulator: Emulator, tmp_path: Path) -> Iterator[RemoteRun]:
+    emulator.reset()
+    with remote_server(emulator, tmp_path, write_tools=WRITES) as run:
+        yield run
+
+
+def sign_in(remote: RemoteRun, email: str) -> str:
+    subject = remote.sign_in(
+        email, scopes=[GOOGLE + "gmail.readonly", GOOGLE + "gmail.modify", GOOGLE + "gmail.settings.basic"]
+    )
+    return remote.token_for(subject, scopes=MCP_SCOPES).access_token
+
+
+def headers(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def create_filter(remote: RemoteRun, token: str) -> Any:
+    async with mcp_client(remote.url, "legacy", headers(token)) as client:
+        asked = await client.call_tool("gmail_create_filter", SKIP_CAFE)
+        assert not asked.is_error, asked.content[0].text
+        code = asked.structured_content["confirmation_code"]
+        done = await client.call_tool("gmail_create_filter", {**SKIP_CAFE, "confirmation_code": code})
+        assert not done.is_error, done.content[0].text
+        return (await client.call_tool("gmail_list_filters", {})).structured_content
+
+
+async def test_a_filter_record_is_the_persons_own_and_never_written_beside_the_servers_token(
+    remote: RemoteRun, emulator: Emulator, tmp_path: Path
+) -> None:
+    mine, hers = sign_in(remote, OWNER), sign_in(remote, WORK_OWNER)
+    listed = await create_filter(remote, mine)
+    assert [f["created_here"] for f in listed["filters"]] == [True]
+    # Nothing on the server's disk: no record beside its token path (the remote server's settings point at one).
+    token_path = remote.remote.gate.people.settings.token_path
+    assert not list(token_path.parent.glob("*.filters.json")) and not list(tmp_path.rglob("*.filters.json"))
+    # The same filter for her: her own mailbox's, her own record.
+    async with mcp_client(remote.url, "legacy", headers(hers)) as client:
+        before = (await client.call_tool("gmail_list_filters", {})).structured_content
+        assert before["filters"] == []
+        theirs = await create_filter(remote, hers)
+    assert [f["created_here"] for f in theirs["filters"]] == [True]
+    mine_again = await create_filter_list(remote, mine)
+    assert len(mine_again["filters"]) == 1  # each person sees only the filter of their own mailbox
+
+
+async def create_filter_list(remote: RemoteRun, token: str) -> Any:
+    async with mcp_client(remote.url, "legacy", headers(token)) as client:
+        return (await client.call_tool("gmail_list_filters", {})).structured_content
+
+
+async def test_a_cleanup_preview_of_one_person_cannot_be_run_by_another(remote: RemoteRun) -> None:
+    mine, hers = sign_in(remote, OWNER), sign_in(remote, WORK_OWNER)
+    async with mcp_client(remote.url, "legacy", headers(mine)) as client:
+        preview = await client.call_tool("gmail_cleanup_preview", {"query": "in:anywhere", "action": "mark_read"})
+    assert not preview.is_error, preview.content[0].text
+    preview_id = preview.structured_content["preview_id"]
+    async with mcp_client(remote.url, "legacy", headers(hers)) as client:
+        undo = await client.call_tool("gmail_cleanup_undo", {"preview_id": preview_id})
+        run = await client.call_tool("gmail_cleanup_run", {"preview_id": preview_id, "confirmation_code": "x"})
+    assert undo.is_error and run.is_error
+    assert preview_id in undo.content[0].text or "preview" in undo.content[0].text.lower()
