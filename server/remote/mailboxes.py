@@ -278,6 +278,7 @@ class PeopleSource:
         # token path (shared by everyone, and no token file of theirs exists). Forgotten, a filter only asks for
         # the person's yes again before it is deleted.
         safety.filters = FilterRecord()
+        safety.attach_dir = None  # the server's folder is not the person's: their files come as attach_content
         return ToolContext(
             gmail=cached,
             enrich_top_k=self.settings.enrich_top_k,

@@ -102,3 +102,26 @@ async def test_a_cleanup_preview_of_one_person_cannot_be_run_by_another(remote: 
         run = await client.call_tool("gmail_cleanup_run", {"preview_id": preview_id, "confirmation_code": "x"})
     assert undo.is_error and run.is_error
     assert preview_id in undo.content[0].text or "preview" in undo.content[0].text.lower()
+
+
+async def test_a_person_attaches_their_bytes_never_a_file_of_the_servers_folder(emulator: Emulator, tmp_path: Path):
+    """The server's attachment folder belongs to whoever runs it, not to the people signed in: in remote mode a
+    draft takes the person's bytes (`attach_content`) and refuses file names, even with GMAIL_MCP_ATTACH_DIR set."""
+    folder = tmp_path / "operator-files"
+    folder.mkdir()
+    (folder / "payroll.csv").write_text("name,salary\n")
+    emulator.reset()
+    with remote_server(
+        emulator, tmp_path / "run", write_tools=frozenset({"drafts"}), settings_overrides={"attach_dir": folder}
+    ) as run:
+        token = run.token_for(run.sign_in(OWNER)).access_token
+        draft = {"to": ["a@b.example"], "subject": "s", "body": "b"}
+        async with mcp_client(run.url, "legacy", headers(token)) as client:
+            refused = await client.call_tool("gmail_create_draft", {**draft, "attachments": ["payroll.csv"]})
+            data = {"filename": "note.txt", "mime_type": "text/plain", "data_base64": "aGk="}
+            sent = await client.call_tool("gmail_create_draft", {**draft, "attach_content": [data]})
+    assert refused.is_error and "payroll.csv" not in refused.content[0].text.split("Hint")[-1]
+    assert "attach_content" in refused.content[0].text
+    assert not sent.is_error, sent.content[0].text
+    posts = [e for e in emulator.requests() if e["method"] == "POST" and e["path"].endswith("/drafts")]
+    assert len(posts) == 1  # only the draft with the person's own bytes was saved

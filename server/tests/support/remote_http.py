@@ -100,6 +100,7 @@ def remote_server(
     authorization_server: bool = False,
     env: dict[str, str] | None = None,
     metadata_tls: Any = None,
+    settings_overrides: dict[str, Any] | None = None,
 ) -> Iterator[RemoteRun]:
     """The remote HTTP app served on 127.0.0.1 (any free port) until the block ends."""
     from cryptography.fernet import Fernet
@@ -110,7 +111,9 @@ def remote_server(
     public = f"http://127.0.0.1:{port}/mcp"
     callback = f"http://127.0.0.1:{port}/oauth/google/callback"
     client_file = emulator.web_client_file(scratch / "web-client.json", callback)
-    settings = emulator_settings(emulator, scratch, quota_units_per_s=0, write_tools=write_tools)
+    settings = emulator_settings(
+        emulator, scratch, quota_units_per_s=0, write_tools=write_tools, **(settings_overrides or {})
+    )
     oauth = load_oauth_settings(
         loopback_bind=True,
         toolsets=ALL_TOOLSETS,
