@@ -125,3 +125,24 @@ async def test_a_person_attaches_their_bytes_never_a_file_of_the_servers_folder(
     assert not sent.is_error, sent.content[0].text
     posts = [e for e in emulator.requests() if e["method"] == "POST" and e["path"].endswith("/drafts")]
     assert len(posts) == 1  # only the draft with the person's own bytes was saved
+
+
+async def test_contacts_resolve_in_each_persons_own_address_book(emulator: Emulator, tmp_path: Path):
+    """The People API answers (and this server's warm-up and refusal memory) are each person's own: the same name
+    finds her colleagues for her and nobody for me."""
+    emulator.reset()
+    people = [GOOGLE + "contacts.readonly", GOOGLE + "contacts.other.readonly"]
+    with remote_server(emulator, tmp_path / "run", write_tools=frozenset({"contacts"})) as run:
+        tokens = []
+        for who in (WORK_OWNER, OWNER):
+            subject = run.sign_in(who, scopes=[GOOGLE + "gmail.readonly", *people])
+            tokens.append(run.token_for(subject, scopes=["gmail.read", "gmail.contacts"]).access_token)
+        found = []
+        for token in tokens:
+            async with mcp_client(run.url, "legacy", headers(token)) as client:
+                result = await client.call_tool("gmail_find_contacts", {"query": "Colleague"})
+            assert not result.is_error, result.content[0].text
+            found.append(result.structured_content)
+    hers, mine = found
+    assert hers["status"] == "ambiguous" and all(c["email"].endswith("@work.example") for c in hers["candidates"])
+    assert mine["status"] == "no_match" and not mine.get("candidates")
