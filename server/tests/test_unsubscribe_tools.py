@@ -156,3 +156,27 @@ async def test_cleanup_and_unsubscribe_are_listed_only_when_enabled_and_granted(
         async with Client(stack.server(GROUPS), mode="auto") as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
             assert not names & (cleanup | {"gmail_unsubscribe"})
+
+
+async def test_the_senders_of_a_cleanup_preview_are_unsubscribed_with_one_yes_for_the_list(tmp_path: Path):
+    """Issue 24: "Unsubscribing from many senders found by a cleanup preview works the same way, one confirmation
+    for the list": the preview's unsubscribe_message_ids (one message per sender) go to gmail_unsubscribe as they
+    are; one code covers every sender, each one-click target gets exactly one POST, the mailto one a draft."""
+    with (
+        unsubscribe_endpoint() as endpoint,
+        cleanup_stack(tmp_path, extra_messages=mails(endpoint.url), allow_private=True) as stack,
+    ):
+        async with Client(stack.server(GROUPS), mode="auto") as client:
+            preview = await client.call_tool("gmail_cleanup_preview", {"query": "in:inbox", "action": "archive"})
+            ids = preview.structured_content["unsubscribe_message_ids"]
+            asked = await client.call_tool("gmail_unsubscribe", {"message_ids": ids})
+            plan = asked.structured_content
+            assert plan["status"] == "confirmation_required" and not endpoint.requests
+            done = await client.call_tool(
+                "gmail_unsubscribe", {"message_ids": ids, "confirmation_code": plan["confirmation_code"]}
+            )
+        assert len(ids) == 5 and len(plan["senders"]) == 5
+        outcomes = {entry["sender"]: entry["outcome"] for entry in done.structured_content["senders"]}
+        assert outcomes["news@good.example"] == "unsubscribed" and outcomes["news@mailto.example"] == "draft_created"
+        assert [r["path"] for r in endpoint.requests] == ["/u/good"]
+        assert not stack.sends()
