@@ -42,6 +42,7 @@ from server.remote.shared_limits import SharedQuotaLimiter, SharedSendGuard
 from server.remote.store import GOOGLE
 from server.runtime.audit import AuditLog
 from server.runtime.config import Settings
+from server.runtime.filter_record import FilterRecord
 from server.runtime.observability import Metrics, get_logger, mask_email
 from server.runtime.write_safety import WriteSafety
 from server.tools import ToolContext
@@ -280,6 +281,11 @@ class PeopleSource:
         safety.audit = PersonAudit(self.settings.audit_log_path, person.tag)
         safety.confirmations = SharedConfirmationBook(store, owner, safety.confirmations.ttl_s)
         safety.send_guard = SharedSendGuard(store, owner, self.settings.send_limit_per_hour)
+        # The filters this server created for this person's account: in memory, never beside the server's own
+        # token path (shared by everyone, and no token file of theirs exists). Forgotten, a filter only asks for
+        # the person's yes again before it is deleted.
+        safety.filters = FilterRecord()
+        safety.attach_dir = None  # the server's folder is not the person's: their files come as attach_content
         return ToolContext(
             gmail=cached,
             enrich_top_k=self.settings.enrich_top_k,

@@ -69,8 +69,9 @@ class WriteSafety:
         if self.attach_dir is None:
             raise InvalidInputError(
                 "Attaching local files is off: no attachment folder is configured.",
-                hint="Ask the person to set GMAIL_MCP_ATTACH_DIR to the folder whose files may be attached (and "
-                "restart the server), or leave attachments out.",
+                hint="Send the file's bytes in attach_content instead, or leave attachments out; on their own "
+                "computer the person can set GMAIL_MCP_ATTACH_DIR to the folder whose files may be attached (and "
+                "restart the server).",
             )
         root = self.attach_dir.resolve()
         relative = PurePath(name.replace("\\", "/"))

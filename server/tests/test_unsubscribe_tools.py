@@ -16,6 +16,7 @@ import mcp_types as types
 import pytest
 from mcp.client import Client
 
+from server import scopes
 from server.tests.support.cleanup import GROUPS, cleanup_stack
 from server.tests.support.unsubscribe_endpoint import unsubscribe_endpoint, unsubscribe_mail
 from server.tests.support.writes import SEND_PATHS
@@ -136,3 +137,46 @@ async def test_declined_elicitation_posts_nothing(tmp_path: Path):
         assert not endpoint.requests
         assert not [e for e in stack.emulator.requests() if e["path"].endswith("/drafts") and e["method"] == "POST"]
         assert not [e for e in stack.emulator.requests() if e["path"] in SEND_PATHS]
+
+
+async def test_cleanup_and_unsubscribe_are_listed_only_when_enabled_and_granted(tmp_path: Path):
+    """Issue 24: "listed only when enabled and granted" — each group its own (`cleanup`, `unsubscribe`), both
+    needing a scope that may change labels (gmail.modify): a read-only or compose-only token lists neither."""
+    cleanup = {"gmail_cleanup_preview", "gmail_cleanup_run", "gmail_cleanup_undo"}
+    with cleanup_stack(tmp_path) as stack:
+        async with Client(stack.server(frozenset({"drafts"})), mode="auto") as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert not names & (cleanup | {"gmail_unsubscribe"})
+        async with Client(stack.server(frozenset({"cleanup"})), mode="auto") as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert cleanup <= names and "gmail_unsubscribe" not in names
+            hidden = await client.call_tool("gmail_unsubscribe", {"message_ids": ["x"]})
+            assert hidden.is_error and "GMAIL_MCP_WRITE_TOOLS=unsubscribe" in hidden.content[0].text
+        stack.granted = frozenset({scopes.READONLY, scopes.COMPOSE})
+        async with Client(stack.server(GROUPS), mode="auto") as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert not names & (cleanup | {"gmail_unsubscribe"})
+
+
+async def test_the_senders_of_a_cleanup_preview_are_unsubscribed_with_one_yes_for_the_list(tmp_path: Path):
+    """Issue 24: "Unsubscribing from many senders found by a cleanup preview works the same way, one confirmation
+    for the list": the preview's unsubscribe_message_ids (one message per sender) go to gmail_unsubscribe as they
+    are; one code covers every sender, each one-click target gets exactly one POST, the mailto one a draft."""
+    with (
+        unsubscribe_endpoint() as endpoint,
+        cleanup_stack(tmp_path, extra_messages=mails(endpoint.url), allow_private=True) as stack,
+    ):
+        async with Client(stack.server(GROUPS), mode="auto") as client:
+            preview = await client.call_tool("gmail_cleanup_preview", {"query": "in:inbox", "action": "archive"})
+            ids = preview.structured_content["unsubscribe_message_ids"]
+            asked = await client.call_tool("gmail_unsubscribe", {"message_ids": ids})
+            plan = asked.structured_content
+            assert plan["status"] == "confirmation_required" and not endpoint.requests
+            done = await client.call_tool(
+                "gmail_unsubscribe", {"message_ids": ids, "confirmation_code": plan["confirmation_code"]}
+            )
+        assert len(ids) == 5 and len(plan["senders"]) == 5
+        outcomes = {entry["sender"]: entry["outcome"] for entry in done.structured_content["senders"]}
+        assert outcomes["news@good.example"] == "unsubscribed" and outcomes["news@mailto.example"] == "draft_created"
+        assert [r["path"] for r in endpoint.requests] == ["/u/good"]
+        assert not stack.sends()

@@ -153,6 +153,28 @@ async def test_a_from_that_is_not_a_send_as_address_is_refused_with_the_valid_on
         assert len(calls(stack, "POST", "/drafts")) == 1  # only the valid one was saved
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_send_as_addresses_are_listed_before_any_draft_and_asked_for_once(tmp_path: Path, mode: str):
+    """Issue 24: `from` is "one of the account's send-as addresses, listed by a read tool": gmail_list_drafts lists
+    them (the default first; a pending alias is not one), and the draft made next reuses that one sendAs.list."""
+    with write_stack(tmp_path) as stack:
+        stack.emulator.add_send_as(ALIAS, signature=SIGNATURE)
+        stack.emulator.add_send_as("pending@alias.example", verification="pending")
+        async with Client(stack.server(), mode=mode) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            listed = await client.call_tool("gmail_list_drafts", {})
+            drafted = await client.call_tool(
+                "gmail_create_draft", {"to": ["a@b.example"], "from_address": ALIAS, "body": "x"}
+            )
+        assert (
+            "gmail_list_drafts" in tools["gmail_create_draft"].input_schema["properties"]["from_address"]["description"]
+        )
+        assert listed.structured_content["send_as"] == [f"{OWNER} (default)", ALIAS]
+        assert f"Drafts can be from (from_address): {OWNER} (default), {ALIAS}" in listed.content[0].text
+        assert drafted.structured_content["from_address"] == ALIAS
+        assert len(calls(stack, "GET", "/settings/sendAs")) == 1
+
+
 async def test_a_refused_send_as_list_leaves_the_primary_and_is_asked_once(tmp_path: Path):
     """settings.sendAs.list needs gmail.settings.basic, readonly, modify or full access (Google's reference for
     users.settings.sendAs.list); where Gmail still refuses it (403 insufficientPermissions, injected here), the

@@ -103,6 +103,7 @@ def remote_server(
     metadata_tls: Any = None,
     store: StateStore | None = None,
     vault_key: bytes | None = None,
+    settings_overrides: dict[str, Any] | None = None,
 ) -> Iterator[RemoteRun]:
     """The remote HTTP app served on 127.0.0.1 (any free port) until the block ends. Replicas of one deployment:
     the same `store` data (a store object each) and `vault_key`, and one GMAIL_MCP_PUBLIC_URL in `env`."""
@@ -115,7 +116,9 @@ def remote_server(
     origin = urlsplit((env or {}).get("GMAIL_MCP_PUBLIC_URL") or public)  # replicas share the public one
     callback = f"{origin.scheme}://{origin.netloc}/oauth/google/callback"
     client_file = emulator.web_client_file(scratch / "web-client.json", callback)
-    settings = emulator_settings(emulator, scratch, quota_units_per_s=0, write_tools=write_tools)
+    settings = emulator_settings(
+        emulator, scratch, quota_units_per_s=0, write_tools=write_tools, **(settings_overrides or {})
+    )
     oauth = load_oauth_settings(
         loopback_bind=True,
         toolsets=ALL_TOOLSETS,

@@ -69,7 +69,7 @@ LIST_DRAFTS = ToolSpec(
     name="gmail_list_drafts",
     title="List Gmail drafts",
     description="List the drafts in Gmail's Drafts (newest first) with recipients, subject and snippet; optionally "
-    "narrowed by a Gmail search query.",
+    "narrowed by a Gmail search query. Also lists the addresses a draft may be from (send_as, for from_address).",
     input_model=ListDraftsInput,
     output_model=ListDraftsResult,
     run=list_drafts,

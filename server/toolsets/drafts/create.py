@@ -80,8 +80,8 @@ class CreateDraftInput(ToolInput):
     from_address: str | None = Field(
         None,
         max_length=320,
-        description="One of the account's send-as addresses; default: for a reply the address the original was "
-        "sent to, else the account's default.",
+        description="One of the account's send-as addresses (gmail_list_drafts lists them under send_as); "
+        "default: for a reply the address the original was sent to, else the account's default.",
     )
     signature: bool = Field(True, description="Add the sender's Gmail signature (above any quote).")
     attach_from_messages: list[MessageAttachment] = Field(

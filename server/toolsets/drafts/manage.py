@@ -46,7 +46,7 @@ from server.toolsets.drafts.common import (
     recipients,
     send_tool,
 )
-from server.toolsets.drafts.sender import draft_sender
+from server.toolsets.drafts.sender import draft_sender, send_as_choices
 
 MAX_BODY_CHARS = 200_000
 LIST_HEADERS = ("To", "Cc", "Subject", "Date")
@@ -224,6 +224,9 @@ class ListDraftsResult(ToolOutput):
     drafts: list[DraftItem]
     result_count: int
     next_page_token: str | None = None
+    send_as: list[str] = Field(
+        default_factory=list, description="The addresses a draft may be from (gmail_create_draft's from_address)."
+    )
 
 
 def list_drafts(ctx: ToolContext, args: ListDraftsInput) -> ListDraftsResult:
@@ -255,7 +258,12 @@ def list_drafts(ctx: ToolContext, args: ListDraftsInput) -> ListDraftsResult:
             )
         )
     token = page.get("nextPageToken")
-    return ListDraftsResult(drafts=items, result_count=len(items), next_page_token=str(token) if token else None)
+    return ListDraftsResult(
+        drafts=items,
+        result_count=len(items),
+        next_page_token=str(token) if token else None,
+        send_as=send_as_choices(ctx),  # settings.sendAs.list, kept a few minutes and shared with gmail_create_draft
+    )
 
 
 def _snippet(resource: object) -> str:
@@ -266,14 +274,14 @@ def _snippet(resource: object) -> str:
 
 
 def render_drafts(result: ListDraftsResult) -> str:
-    if not result.drafts:
-        return "No drafts."
-    lines = [f"{result.result_count} drafts:"]
+    lines = [f"{result.result_count} drafts:" if result.drafts else "No drafts."]
     for item in result.drafts:
         to = ", ".join(item.to) or "(no recipients)"
         lines.append(f"- {item.draft_id} | To: {to} | {item.subject or '(no subject)'} | {item.snippet}")
     if result.next_page_token:
         lines.append(f"More: call again with page_token={result.next_page_token}")
+    if result.send_as:
+        lines.append("Drafts can be from (from_address): " + ", ".join(result.send_as))
     return "\n".join(lines)
 
 

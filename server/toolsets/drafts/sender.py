@@ -18,7 +18,7 @@ from server.content.compose.identity import (
     usable_identities,
 )
 from server.content.compose.signature import Signature
-from server.errors import InvalidInputError
+from server.errors import GmailError, InvalidInputError
 from server.tools import ToolContext
 
 FROM_HINT_SETTINGS = (
@@ -52,6 +52,17 @@ def identities(ctx: ToolContext) -> tuple[tuple[SendAs, ...], bool]:
         return found, True
     address = ctx.cache.own_address()
     return ((SendAs(address, is_primary=True, is_default=True),) if address else ()), False
+
+
+def send_as_choices(ctx: ToolContext) -> list[str]:
+    """The addresses a draft may be from, the default first ("a@x.com (default)"), for a read tool to list before
+    any draft is made; empty when Gmail could not say (the draft tools then report it themselves)."""
+    try:
+        known, _listed = identities(ctx)
+    except GmailError:
+        return []
+    ordered = sorted(known, key=lambda identity: not identity.is_default)
+    return [identity.email + (" (default)" if identity.is_default else "") for identity in ordered]
 
 
 def choose_sender(ctx: ToolContext, from_address: str | None, original_raw: bytes | None = None) -> Sender:
