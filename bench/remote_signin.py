@@ -56,7 +56,7 @@ APP_REDIRECT = "http://127.0.0.1:33418/callback"  # never listened on: the brows
 # What 20 signed-in people may cost next to 20 static tokens: checking an issued token (a state-store read) and
 # binding the person's mailboxes per request, against a constant-time digest compare.
 THROUGHPUT_RATIO_TARGET = 0.8
-SIGN_IN_TRIPS_TARGET = 6  # emulator round trips from the client's first request to the first search's answer
+SIGN_IN_TRIPS_TARGET = 5  # emulator round trips from the client's first request to the first search's answer
 
 
 def static_env(emulator: EmulatorProcess, scratch: Path, people: int) -> tuple[dict[str, str], list[str]]:

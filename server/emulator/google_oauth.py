@@ -59,6 +59,9 @@ REVOKE_PATH = "/revoke"
 WEB_CLIENT_ID = "gmail-emulator-web.apps.googleusercontent.com"
 WEB_CLIENT_SECRET = "gmail-emulator-web-client-secret"
 CODE_TTL_S = 600
+# Google's certs endpoint answers with a max-age of some hours ("OpenID Connect" guide, "Validating an ID token":
+# "cache these keys, using the cache directives in the HTTP response"); six hours here.
+CERTS_CACHE_CONTROL = "public, max-age=21600, must-revalidate, no-transform"
 KNOWN_SCOPES = IDENTITY_SCOPES | frozenset(BY_NAME.values())
 BAD_REQUEST_GRANT = {"error": "invalid_grant", "error_description": "Bad Request"}
 UNAUTHORIZED_CLIENT = {"error": "invalid_client", "error_description": "Unauthorized"}
@@ -205,7 +208,7 @@ class GoogleOAuth:
                 return 401, {"error": "invalid_request", "error_description": "Invalid Credentials"}, challenge
             return 200, userinfo(email), {}
         if path == JWKS_PATH:
-            return 200, self.keys.jwks(), {}
+            return 200, self.keys.jwks(), {"Cache-Control": CERTS_CACHE_CONTROL}
         if path == DISCOVERY_PATH:
             return 200, discovery("http://" + headers.get("host", "127.0.0.1")), {}
         return None

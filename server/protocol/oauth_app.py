@@ -116,7 +116,7 @@ def build_remote(
         client.client_id, client.client_secret, client.auth_uri, client.token_uri, certs_url_for(client)
     )
     people = PeopleSource(records, client, settings, connect_url=oauth.issuer + CONNECT_PATH)
-    sealing = request_state_security(vault_key) if vault_key else None
+    sealing = request_state_security(vault_key or os.urandom(32))  # person-bound either way
     server = build_server(people, toolsets=toolsets, enabled=settings.write_tools, request_state=sealing)
     server.middleware.append(people.middleware)
     server.middleware.append(url_elicitation(people))

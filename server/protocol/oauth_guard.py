@@ -6,9 +6,11 @@
 2. everything else needs `Authorization: Bearer <token>` (the header only, RFC 6750 2.1; never the query) that this
    server issued FOR THIS RESOURCE (`Ledger.verify_access(token, resource=...)`, RFC 8707): a token issued for
    another resource, unknown, expired or revoked gets 401 with `WWW-Authenticate: Bearer resource_metadata=...`
-   (RFC 9728 5.1), so the client finds the authorization server and signs in; failures count towards the same
-   per-client limit as static tokens (429 beyond it); the token is never logged; a state store that cannot be
-   reached answers 503 with Retry-After instead (nobody is signed out because the store blinked);
+   (RFC 9728 5.1), so the client finds the authorization server and signs in; only a token this server never
+   issued counts towards the same per-address limit as static tokens (429 beyond it): a missing token starts every
+   sign-in and an expired or revoked one (`Ledger.was_issued`) every refresh, and claude.ai or ChatGPT bring many
+   people from a few shared addresses; the token is never logged; a state store that cannot be reached answers 503
+   with Retry-After instead (nobody is signed out because the store blinked);
 3. a person whose Google sign-in grant died (`PeopleSource.needs_sign_in`), or whom `GMAIL_MCP_ALLOWED_USERS` no
    longer admits (the operator removed them: a 30-day rolling grant must not outlive that), gets 401 too, and the
    client's grant is revoked, so its refresh token cannot keep the session alive: the client signs in again;
@@ -113,9 +115,10 @@ class OAuthGate:
             await respond(send, 503, STORE_DOWN, {"Retry-After": str(STORE_RETRY_AFTER_S)})
             return None
         if access is None:
-            reason = "wrong" if token else "missing"
+            reason = await self._failure(token)
             log.warning("authentication failed", extra={"client": client, "path": path, "reason": reason})
-            limiter.fail(client)
+            if reason == "wrong":
+                limiter.fail(client)
             await self._challenge(send, 401, "invalid_token" if token else None, "Sign in to use this server")
             return None
         if not allowed:
@@ -150,6 +153,18 @@ class OAuthGate:
             await self._challenge(send, 403, "insufficient_scope", f"This tool needs {needed}", [*held, needed])
             return None
         return _replay(body, receive)
+
+    async def _failure(self, token: str | None) -> str:
+        """Why a request has no live token: "missing" (every sign-in starts so), "stale" (a token this server
+        issued, now expired or revoked: the client refreshes) or "wrong" (one it never issued: the only kind that
+        counts towards the failed-authentication limit)."""
+        if not token:
+            return "missing"
+        try:
+            issued = await anyio.to_thread.run_sync(self.ledger.was_issued, token)
+        except StoreUnavailable:
+            issued = False
+        return "stale" if issued else "wrong"
 
     def _still_allowed(self, access: Access) -> bool:
         """Whether `GMAIL_MCP_ALLOWED_USERS` still admits the signed-in person (checked on every request: removing

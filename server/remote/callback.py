@@ -4,7 +4,8 @@ In order: the `state` names a request in flight (taken once: a replayed callback
 browser (the cookie; else an error page); Google's code is exchanged with the PKCE verifier and the ID token
 verified (`GoogleSignIn.finish`, in a worker thread); the address must be verified (google_upstream checks
 `email_verified`) and admitted by `GMAIL_MCP_ALLOWED_USERS` (else a page saying who may sign in, whose link hands
-the client `access_denied`); the Google grant is saved sealed. If Google granted fewer scopes than asked (a person
+the client `access_denied`); the Google grant is saved sealed, with the access token the exchange returned and
+its expiry (the person's first Gmail call needs no refresh). If Google granted fewer scopes than asked (a person
 can untick boxes on Google's consent screen), the MCP scopes issued shrink to those whose Google scopes were all
 granted. Then the consent is recorded and a code issued: 302 to the client with `code`, `state` and `iss`
 (RFC 9207). Every refusal that reaches the client carries `iss` too.
@@ -77,9 +78,11 @@ async def google_callback(core: AuthCore, request: Request) -> Response:
                 state=state,
             )
         refresh_token, granted = earlier.refresh_token, earlier.scopes | identity.scopes
-    core.records.save_google_account(
-        identity.sub, GoogleAccount(identity.email, identity.sub, refresh_token, frozenset(granted))
+    expires_at = core.clock() + identity.expires_in if identity.access_token and identity.expires_in > 0 else 0.0
+    account = GoogleAccount(
+        identity.email, identity.sub, refresh_token, frozenset(granted), identity.access_token, expires_at
     )
+    core.records.save_google_account(identity.sub, account)
     core.records.consent(identity.sub, str(pending["client_id"]), issued)
     code = core.ledger.issue_code(
         {

@@ -10,10 +10,15 @@ A refresh that Google refuses for good (`invalid_grant`: revoked, expired; `inva
 a fresh sign-in) is an `AuthError` for the call, and is reported to `on_dead(email, refresh_token)`: the remote
 side then answers the person's next request with 401, so the client signs in again (`mailboxes.py`). The refresh
 token is read from the store on every refresh, so a fresh sign-in that saved a new one is used without a restart.
+
+The access token kept with the grant (the code exchange's, `GoogleAccount.access_token`) is used as long as
+google-auth deems it valid (its expiry, less google-auth's refresh margin): the first call after signing in costs no
+token request.
 """
 
 from __future__ import annotations
 
+import datetime
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -68,13 +73,17 @@ class GrantCredentials:
                     "account out to use the signed-in account.",
                 )
             credentials = Credentials(
-                None,
+                account.access_token or None,
                 refresh_token=account.refresh_token,
                 token_uri=self.client.token_uri,
                 client_id=self.client.client_id,
                 client_secret=self.client.client_secret,
                 scopes=sorted(account.scopes),
+                expiry=_naive_utc(account.access_expires_at) if account.access_token else None,
             )
+            if credentials.token and credentials.expiry is not None and credentials.valid:
+                self._credentials = credentials
+                return credentials
             try:
                 credentials.refresh(single_attempt_request(self._http_factory()))
             except (google_exceptions.RefreshError, google_exceptions.TransportError, OSError) as exc:
@@ -93,6 +102,11 @@ class GrantCredentials:
                 log.info("google refresh token rotated and sealed")
             self._credentials = credentials
             return credentials
+
+
+def _naive_utc(epoch_s: float) -> datetime.datetime:
+    """google-auth's expiry form: a naive datetime in UTC."""
+    return datetime.datetime.fromtimestamp(epoch_s, datetime.timezone.utc).replace(tzinfo=None)
 
 
 def sign_in_again(email: str) -> AuthError:

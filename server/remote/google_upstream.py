@@ -10,7 +10,10 @@ web-server) and OpenID Connect guide (developers.google.com/identity/openid-conn
   (incremental authorization), PKCE S256, the caller's `state`, and a `login_hint` when the account is known;
 - the code is exchanged at the token endpoint with the client secret and the PKCE verifier; the ID token is
   verified by google-auth against Google's JWKS (signature, `aud` = our client id, expiry), its `iss` must be
-  Google's, and the address must be verified (`email_verified`): the person is their `sub`.
+  Google's, and the address must be verified (`email_verified`): the person is their `sub`;
+- Google's signing keys are kept as long as the certs response's `Cache-Control: max-age` says (at most a day;
+  not at all without one), as the OpenID Connect guide asks ("cache these keys, using the cache directives"), and
+  fetched again, once, when an ID token names a key id the kept set lacks (Google rotated its keys): `CertsCache`.
 
 Endpoints default to Google's; the emulator's (tests, demo) come from its client file and discovery document.
 """
@@ -20,8 +23,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import secrets
-from collections.abc import Iterable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +39,7 @@ GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v3/certs"
 GOOGLE_ISSUERS = ("https://accounts.google.com", "accounts.google.com")  # the second for legacy tokens
 IDENTITY_SCOPES = ("openid", "email")
 TIMEOUT_S = 20.0
+MAX_CERTS_AGE_S = 24 * 3600.0  # however long Google says, the keys are fetched again after a day
 
 
 class GoogleSignInError(Exception):
@@ -95,15 +102,89 @@ def pkce_pair() -> tuple[str, str]:
     return verifier, challenge.decode("ascii")
 
 
-class GoogleSignIn:
-    """The Google half of the sign-in, for one Web client and one callback URL."""
+class CertsCache:
+    """Google's JWKS response, kept per its Cache-Control max-age (bounded by MAX_CERTS_AGE_S), on `clock`.
 
-    def __init__(self, client: GoogleWebClient, redirect_uri: str, *, http: Any = None) -> None:
+    `request(base, url, kid)` is a google-auth transport request (the interface `id_token.verify_token` takes) that
+    answers a GET of `url` from the kept response while it is fresh and names `kid`, and otherwise asks `base`
+    (keeping a 200 answer that allows it). Thread-safe; two sign-ins racing past an empty cache may both fetch."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._kept: tuple[str, Any, frozenset[str], float] | None = None  # (url, response, kids, fresh until)
+
+    def request(self, base: Any, url: str, kid: str | None) -> Callable[..., Any]:
+        def answer(target: str, method: str = "GET", **kwargs: Any) -> Any:
+            if target != url or method != "GET":
+                return base(target, method=method, **kwargs)
+            with self._lock:
+                kept = self._kept
+            if kept is not None and kept[0] == url and self._clock() < kept[3] and (kid is None or kid in kept[2]):
+                return kept[1]
+            response = base(target, method=method, **kwargs)
+            max_age = _max_age(response.headers) if response.status == 200 else 0.0
+            if max_age > 0:
+                kept_response = _KeptResponse(response.status, dict(response.headers), response.data)
+                with self._lock:
+                    self._kept = (url, kept_response, _kids(response.data), self._clock() + max_age)
+            return response
+
+        return answer
+
+
+class _KeptResponse:
+    """A google-auth transport response held in memory (status, headers, data: google.auth.transport.Response)."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], data: bytes) -> None:
+        self.status, self.headers, self.data = status, headers, data
+
+
+def _max_age(headers: Mapping[str, str]) -> float:
+    """Seconds a response may be kept (Cache-Control max-age, at most MAX_CERTS_AGE_S); 0 for none or no-store."""
+    control = next((str(value) for name, value in headers.items() if name.lower() == "cache-control"), "").lower()
+    found = re.search(r"(?:^|[,\s])max-age\s*=\s*(\d+)", control)
+    if found is None or "no-store" in control or "no-cache" in control:
+        return 0.0
+    return min(float(found.group(1)), MAX_CERTS_AGE_S)
+
+
+def _kids(data: bytes) -> frozenset[str]:
+    try:
+        keys = json.loads(data).get("keys", [])
+    except (ValueError, AttributeError):
+        return frozenset()
+    return frozenset(str(key.get("kid")) for key in keys if isinstance(key, dict) and key.get("kid"))
+
+
+def _kid_of(token: str) -> str | None:
+    """The `kid` of a JWT's header (read unverified, only to pick the key; the signature is checked after)."""
+    head = token.split(".", 1)[0]
+    try:
+        header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return None
+    kid = header.get("kid") if isinstance(header, dict) else None
+    return str(kid) if kid else None
+
+
+class GoogleSignIn:
+    """The Google half of the sign-in, for one Web client and one callback URL. `clock` times the kept JWKS."""
+
+    def __init__(
+        self,
+        client: GoogleWebClient,
+        redirect_uri: str,
+        *,
+        http: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         import httplib2
 
         self.client = client
         self.redirect_uri = redirect_uri
         self.http = http or httplib2.Http(timeout=TIMEOUT_S)
+        self.certs = CertsCache(clock)
 
     def authorization_url(
         self, state: str, gmail_scopes: Iterable[str], *, login_hint: str | None = None
@@ -181,7 +262,8 @@ class GoogleSignIn:
 
         if not id_token:
             raise GoogleSignInError("Google sent no ID token (was the openid scope granted?).", "invalid_grant")
-        request = google_auth_httplib2.Request(self.http)
+        base = google_auth_httplib2.Request(self.http)
+        request = self.certs.request(base, self.client.certs_url, _kid_of(id_token))
         try:
             claims = google_id_token.verify_token(
                 id_token, request, audience=self.client.client_id, certs_url=self.client.certs_url

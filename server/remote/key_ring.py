@@ -14,15 +14,23 @@ others. The vault key itself never seals request states (a separate key is deriv
 
 Rotation: the ring follows the vault key. `previous` keys (the vault keys being rotated out) open states sealed
 before a rotation; request states live at most `STATE_TTL_S`, so an overlap that long is enough.
+
+Principal: each state is bound to the person it was issued to (`person_principal`: their Google `sub`, from the
+request the guard authenticated, `person.py`), so a state issued to one person and presented by another is refused
+by the SDK's boundary before any tool runs. The SDK's default binding reads its own auth context variable, which
+only its bearer middleware sets; this server authenticates in its own guard, so the default would bind nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from mcp.server.request_state import RequestStateSecurity
+from mcp.server.request_state import RequestStateSecurity, compact_json
+
+from .person import person_of
 
 SALT = b"gmail-mcp request-state key ring"
 INFO = b"gmail-mcp/request-state/v1"
@@ -46,6 +54,12 @@ def key_ring(vault_key: bytes, previous: Sequence[bytes] = ()) -> list[bytes]:
     return ring
 
 
+def person_principal(ctx: Any) -> str | None:
+    """The SDK's `bind_principal`: the signed-in person of the request (None outside `--auth oauth`: unbound)."""
+    person = person_of(ctx)
+    return compact_json(["person", person.subject]) if person is not None else None
+
+
 def request_state_security(vault_key: bytes, previous: Sequence[bytes] = ()) -> RequestStateSecurity:
-    """The SDK's request-state policy over the shared ring (see the module docstring)."""
-    return RequestStateSecurity(keys=key_ring(vault_key, previous), ttl=STATE_TTL_S)
+    """The SDK's request-state policy over the shared ring, bound to the person (see the module docstring)."""
+    return RequestStateSecurity(keys=key_ring(vault_key, previous), ttl=STATE_TTL_S, bind_principal=person_principal)

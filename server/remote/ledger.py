@@ -14,6 +14,9 @@ All kept in a `StateStore`, never as the secrets themselves: a code or token is 
   not a dead session (the failure peers hit: fastmcp #4901). The pair is kept for the window sealed with the
   store's Fernet cipher, under the old token's hash. After it, the old token is a replay (OAuth 2.1 4.3.1, RFC 9700
   4.14.2: one of the legitimate client and a thief holds a stolen copy): its use revokes the whole grant.
+- Every access token's hash is also kept `issued_s` (a week) as a tombstone (`was_issued`), so the resource side
+  tells a token this server once issued (expired, revoked: the client refreshes or signs in again) from one it never
+  issued (guessing, log flooding), and counts only the latter as failed authentications.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .store import ACCESS, CODE, GRANT, REFRESH, RETIRED, ROTATED, SPENT_CODE, StateStore, secret_key
+from .store import ACCESS, CODE, GRANT, ISSUED, REFRESH, RETIRED, ROTATED, SPENT_CODE, StateStore, secret_key
 
 
 class Cipher(Protocol):
@@ -41,6 +44,7 @@ class Lifetimes:
     access_s: float = 3600.0
     refresh_s: float = 30 * 24 * 3600.0  # an idle grant ends after 30 days; each rotation renews it
     grace_s: float = 30.0  # a rotated refresh token still answers (the same new pair) for this long
+    issued_s: float = 7 * 24 * 3600.0  # how long an access token's hash is remembered as once issued
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,7 @@ class Ledger:
         access, refresh = new_secret(), new_secret()
         record = {"grant": grant_id, **grant}
         self.store.put(ACCESS, secret_key(access), record, self.lifetimes.access_s)
+        self.store.put(ISSUED, secret_key(access), {}, max(self.lifetimes.issued_s, self.lifetimes.access_s))
         self.store.put(REFRESH, secret_key(refresh), record, self.lifetimes.refresh_s)
         return TokenPair(access, refresh, int(self.lifetimes.access_s), tuple(grant["scopes"]))
 
@@ -142,6 +147,10 @@ class Ledger:
             email=str(record.get("email") or ""),
             hosted_domain=str(record.get("hd") or ""),
         )
+
+    def was_issued(self, token: str) -> bool:
+        """Whether this server issued `token` as an access token within `issued_s` (live, expired or revoked)."""
+        return self.store.get(ISSUED, secret_key(token)) is not None
 
     def rotate(self, refresh_token: str, client_id: str) -> TokenPair | None:
         """Exchanges a refresh token for a new pair; the same new pair again within the grace window; else None

@@ -12,7 +12,9 @@ All in a `StateStore`, each kind with a lifetime:
   `GMAIL_MCP_TOKEN_KEY` or the OS keyring, `vault_cipher`), with its scopes and address; kept `google_s` after the
   last save (Google itself drops refresh tokens unused for six months: "Using OAuth 2.0 to Access Google APIs",
   refresh token expiration). A person's accounts are one entry: saving two accounts for the same person at the
-  same instant keeps the later write (sign-ins of one person are sequential in a browser).
+  same instant keeps the later write (sign-ins of one person are sequential in a browser). The access token the
+  code exchange returned is kept sealed beside the refresh token, with its expiry, so the person's first Gmail
+  call after signing in uses it instead of refreshing at once.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ class GoogleAccount:
     google_sub: str
     refresh_token: str
     scopes: frozenset[str]
+    access_token: str = ""  # the last access token Google gave (sealed too): the first call after sign-in uses it
+    access_expires_at: float = 0.0  # when it expires, in wall-clock seconds (the store's clock)
 
 
 def vault_cipher(scheme: str = "auto") -> Cipher:
@@ -112,6 +116,9 @@ class Records:
             "scopes": sorted(account.scopes),
             "sealed": self.cipher.encrypt(account.refresh_token.encode("utf-8")).decode("ascii"),
         }
+        if account.access_token:
+            entry["sealed_access"] = self.cipher.encrypt(account.access_token.encode("utf-8")).decode("ascii")
+            entry["access_expires_at"] = account.access_expires_at
         accounts = self._sealed_accounts(subject)
         wanted = account.email.lower()
         at = next((i for i, held in enumerate(accounts) if held["email"].lower() == wanted), len(accounts))
@@ -126,6 +133,8 @@ class Records:
                 google_sub=entry["google_sub"],
                 refresh_token=self.cipher.decrypt(entry["sealed"].encode("ascii")).decode("utf-8"),
                 scopes=frozenset(entry["scopes"]),
+                access_token=self._unseal(entry.get("sealed_access")),
+                access_expires_at=float(entry.get("access_expires_at") or 0.0),
             )
             for entry in self._sealed_accounts(subject)
         ]
@@ -146,6 +155,9 @@ class Records:
         else:
             self.store.delete(GOOGLE, subject)
         return True
+
+    def _unseal(self, sealed: str | None) -> str:
+        return self.cipher.decrypt(sealed.encode("ascii")).decode("utf-8") if sealed else ""
 
     def _sealed_accounts(self, subject: str) -> list[dict[str, Any]]:
         entry = self.store.get(GOOGLE, subject)

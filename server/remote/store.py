@@ -47,6 +47,7 @@ CLIENT = "client"  # registered OAuth clients (dynamic registration) and fetched
 CODE = "code"  # authorization codes, by hash
 SPENT_CODE = "spent_code"  # a redeemed code's hash -> its grant, so a replay can revoke what it issued
 ACCESS = "access"  # access tokens, by hash
+ISSUED = "issued"  # an access token's hash, kept past its expiry: an expired token is told from a made-up one
 REFRESH = "refresh"  # refresh tokens, by hash
 ROTATED = "rotated"  # a refresh token just rotated, by hash -> the pair it was exchanged for (grace window)
 RETIRED = "retired"  # a rotated refresh token, by hash -> its grant: a use after the grace window revokes it
@@ -56,7 +57,22 @@ GOOGLE = "google"  # a person's Google grant (refresh token sealed with Fernet)
 PENDING = "pending"  # authorization requests in flight (state), until the browser comes back
 CONFIRM = "confirm"  # confirmation codes for sends and other writes, by hash: redeemed once (`take`)
 KEYRING = "keyring"  # unused: the `requestState` ring is derived from the vault key instead (key_ring.py)
-KINDS = (CLIENT, CODE, SPENT_CODE, ACCESS, REFRESH, ROTATED, RETIRED, GRANT, CONSENT, GOOGLE, PENDING, CONFIRM, KEYRING)
+KINDS = (
+    CLIENT,
+    CODE,
+    SPENT_CODE,
+    ACCESS,
+    ISSUED,
+    REFRESH,
+    ROTATED,
+    RETIRED,
+    GRANT,
+    CONSENT,
+    GOOGLE,
+    PENDING,
+    CONFIRM,
+    KEYRING,
+)
 # Counter kinds (`incr` only; their values are integers, not JSON objects).
 SENT = "sent"  # sends per person per window (the send limit)
 QUOTA = "quota"  # Gmail quota units spent per person per window (the quota budget)

@@ -278,3 +278,21 @@ def test_the_demo_signs_a_person_in_without_a_google_cloud_project(tmp_path: Pat
     finally:
         process.terminate()
         process.wait(30)
+
+
+async def test_the_first_search_after_sign_in_uses_the_access_token_of_the_code_exchange(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """Google's web-server flow returns an access token with the refresh token ("Using OAuth 2.0 for Web Server
+    Applications", step 5: `access_token`, `expires_in`): it is kept with the grant, so the person's first Gmail
+    call after signing in costs no token request. The emulator's request log counts Google's token endpoint."""
+    emulator.reset()
+    with remote_server(emulator, tmp_path / "server", authorization_server=True) as run:
+        browser = Browser(run.base, OWNER)
+        async with client(run.url, provider(run.url, browser, Memory()), "legacy") as session:
+            found = await session.call_tool("gmail_search_messages", {"query": "in:inbox"})
+        assert not found.is_error and found.structured_content["mailbox"] == OWNER
+    log = emulator.requests()
+    to_google_token = [entry for entry in log if entry["method"] == "POST" and entry["path"] == "/token"]
+    assert len(to_google_token) == 1  # the code exchange; no refresh before the search
+    assert any("/messages" in entry["path"] for entry in log)

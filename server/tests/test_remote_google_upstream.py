@@ -144,3 +144,39 @@ def test_client_files_must_be_web_application_clients(tmp_path: Path) -> None:
     client = GoogleWebClient.from_file(web)
     assert client.token_uri == "https://oauth2.googleapis.com/token"
     assert client.auth_uri == "https://accounts.google.com/o/oauth2/v2/auth"
+
+
+def certs_fetches(emulator: Emulator) -> int:
+    return sum(entry["path"] == "/oauth2/v3/certs" for entry in emulator.requests())
+
+
+def test_google_signing_keys_are_kept_per_max_age_and_fetched_again_for_an_unknown_key(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """Google's OpenID Connect guide ("Validating an ID token"): cache the keys per the response's cache directives,
+    and expect them to rotate. The emulator's certs answer `max-age=21600` (CERTS_CACHE_CONTROL)."""
+    from server.emulator.google_identity import IdentityKeys
+    from server.emulator.google_oauth import CERTS_CACHE_CONTROL
+
+    emulator.reset()
+    now = [0.0]
+    client_file = emulator.web_client_file(tmp_path / "client.json", CALLBACK)
+    client = GoogleWebClient.from_file(client_file, certs_url=emulator.url + "/oauth2/v3/certs")
+    sign_in = GoogleSignIn(client, CALLBACK, clock=lambda: now[0])
+    assert "max-age=21600" in CERTS_CACHE_CONTROL
+    for person in (OWNER, WORK_OWNER):  # two sign-ins, one fetch of the keys
+        url, verifier = sign_in.authorization_url("s", [READONLY], login_hint=person)
+        assert sign_in.finish(browse(url), verifier).email == person
+    assert certs_fetches(emulator) == 1
+    now[0] += 21600  # the keys' lifetime is over: the next sign-in fetches them again
+    url, verifier = sign_in.authorization_url("s", [READONLY], login_hint=OWNER)
+    sign_in.finish(browse(url), verifier)
+    assert certs_fetches(emulator) == 2
+    emulator.app.google.keys = IdentityKeys()  # Google rotates its keys within the lifetime: an unknown kid
+    url, verifier = sign_in.authorization_url("s", [READONLY], login_hint=OWNER)
+    assert sign_in.finish(browse(url), verifier).email == OWNER
+    assert certs_fetches(emulator) == 3
+    forged = IdentityKeys().id_token(client_id=client.client_id, email=OWNER)  # a kid Google never published
+    with pytest.raises(GoogleSignInError, match="did not verify"):
+        sign_in.verify_id_token(forged)
+    assert certs_fetches(emulator) == 4  # fetched once more for it, then refused

@@ -166,3 +166,14 @@ def test_an_idle_grant_ends_and_rotation_keeps_an_active_one(ledger: Ledger, clo
         active = ledger.rotate(active.refresh_token, "client-a")
         assert active is not None
     assert ledger.rotate(idle.refresh_token, "client-a") is None
+
+
+def test_an_expired_or_revoked_access_token_is_known_as_once_issued_for_a_week(ledger: Ledger, clock: Clock) -> None:
+    pair = first_pair(ledger)
+    assert ledger.was_issued(pair.access_token) and not ledger.was_issued("made-up-" + pair.access_token)
+    clock.now += ledger.lifetimes.access_s + 1
+    assert ledger.verify_access(pair.access_token) is None and ledger.was_issued(pair.access_token)
+    ledger.revoke(pair.refresh_token, "client-a")
+    assert ledger.was_issued(pair.access_token)
+    clock.now += ledger.lifetimes.issued_s
+    assert not ledger.was_issued(pair.access_token)

@@ -63,6 +63,17 @@ def test_google_refresh_tokens_are_sealed_at_rest(records: Records, store: SQLit
         other_key.google_accounts("person-1")
 
 
+def test_the_access_token_of_the_sign_in_is_kept_sealed_with_its_expiry(records: Records, store: SQLiteStore) -> None:
+    access = "ya29.a0-access-of-the-code-exchange"
+    kept = GoogleAccount(
+        "ada@work.example", "1" + "2" * 20, GOOGLE_REFRESH, frozenset({"openid"}), access, 1_800_003_599.0
+    )
+    records.save_google_account("person-1", kept)
+    raw = b"".join(p.read_bytes() for p in (store.path, Path(str(store.path) + "-wal")) if p.exists())
+    assert access.encode() not in raw
+    assert records.google_account("person-1", "ada@work.example") == kept
+
+
 def test_a_person_keeps_several_google_accounts_each_their_own(records: Records, clock: Clock) -> None:
     records.save_google_account("person-1", account())
     records.save_google_account("person-1", account("ada@gmail.example", "1//0e-second"))

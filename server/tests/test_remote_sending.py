@@ -21,6 +21,7 @@ import mcp_types as types
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from server.emulator import Emulator
 from server.remote.mailboxes import person_tag
@@ -109,3 +110,56 @@ async def test_a_2026_client_is_asked_through_an_input_required_round_trip(
         sent = await mine.call_tool("gmail_send_draft", {"draft_id": draft.structured_content["draft_id"]})
     assert sent.structured_content["status"] == "sent" and asked == ["asked"]
     assert sends(emulator) == before + 1
+
+
+class _Replayer(httpx2.AsyncBaseTransport):
+    """Sends every request with A's token except the answer to the input-required question, which goes out with
+    B's: person B presenting the `requestState` issued to person A."""
+
+    def __init__(self, other_token: str) -> None:
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.other = other_token
+        self.replayed = 0
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content or b"{}") if request.method == "POST" else {}
+        if isinstance(body, dict) and "requestState" in (body.get("params") or {}):
+            request.headers["Authorization"] = f"Bearer {self.other}"
+            self.replayed += 1
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_request_state_issued_to_one_person_is_refused_when_another_presents_it(
+    remote: RemoteRun, emulator: Emulator
+) -> None:
+    """MCP 2026-07-28 input-required results: the `requestState` is bound to the principal it was issued to (the
+    SDK's `RequestStateSecurity.bind_principal`). Both people reach the same mailbox (a shared account). The
+    tool's own per-person confirmation would refuse too, so the refusal asked for here is the SDK boundary's
+    JSON-RPC error, before any tool runs."""
+    me, other = remote.sign_in(OWNER), remote.sign_in(WORK_OWNER)
+    remote.sign_in(OWNER, to=other)  # B connected A's mailbox too (a shared account)
+    replayer = _Replayer(remote.token_for(other).access_token)
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {remote.token_for(me).access_token}"},
+        transport=replayer,
+        timeout=httpx2.Timeout(60.0),
+    )
+    asked: list[str] = []
+
+    async def person(_ctx: Any, _params: Any) -> types.ElicitResult:
+        asked.append("asked")
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    before = sends(emulator)
+    async with Client(
+        streamable_http_client(remote.url, http_client=http), mode="auto", elicitation_callback=person
+    ) as mine:
+        draft = await mine.call_tool("gmail_create_draft", {**DRAFT, "account": OWNER})
+        named = {"draft_id": draft.structured_content["draft_id"], "account": OWNER}
+        with pytest.raises(MCPError, match="requestState"):  # refused by the boundary, before the tool runs
+            await mine.call_tool("gmail_send_draft", named)
+    assert asked == ["asked"] and replayer.replayed == 1
+    assert sends(emulator) == before
