@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -159,7 +160,7 @@ def haproxy(config: str, folder: Path, front_port: int, admin_socket: Path) -> I
         raise RuntimeError("no haproxy binary (install Debian's haproxy or set GMAIL_MCP_TEST_HAPROXY)")
     path = folder / "haproxy.cfg"
     path.write_text(config)
-    check = subprocess.run([binary, "-c", "-q", "-f", str(path)], capture_output=True, text=True)
+    check = subprocess.run([binary, "-c", "-f", str(path)], capture_output=True, text=True)
     if check.returncode != 0:
         raise RuntimeError(f"haproxy rejected its configuration:\n{check.stdout}{check.stderr}")
     process = subprocess.Popen([binary, "-db", "-f", str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
@@ -286,7 +287,11 @@ def replica_set(
             stack.callback(replica.stop)
         with ThreadPoolExecutor(count) as starting:  # in parallel: each start waits for its URL line
             list(starting.map(Replica.start, replicas))
-        front, admin = free_port(), scratch / "haproxy-admin.sock"
+        # The admin socket in a short folder of its own: a Unix socket path holds at most 107 bytes, HAProxy binds
+        # `<path>.<pid>.tmp` first, and a test's scratch folder alone can be 90 (HAProxy refused its configuration).
+        sockets = Path(tempfile.mkdtemp(prefix="gmcp-hap-"))
+        stack.callback(shutil.rmtree, sockets, ignore_errors=True)
+        front, admin = free_port(), sockets / "admin.sock"
         config = haproxy_config(front, [replica.port for replica in replicas], admin, sticky=sticky)
         proxy = stack.enter_context(haproxy(config, scratch, front, admin))
         for replica in replicas:
