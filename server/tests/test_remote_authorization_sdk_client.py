@@ -11,7 +11,6 @@ checks `iss` (RFC 9207) against the metadata's issuer (`validate_authorization_r
 
 from __future__ import annotations
 
-import datetime
 import json
 import ssl
 import threading
@@ -22,10 +21,6 @@ from typing import Any
 
 import httpx2
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from starlette.applications import Starlette
@@ -42,7 +37,6 @@ from server.tests.support.accounts import two_account_emulator
 from server.tests.support.emulator import OWNER
 from server.tests.support.oauth_browser import (
     APP_REDIRECT,
-    CALLBACK,
     RESOURCE,
     at_google,
     base_of,
@@ -53,6 +47,7 @@ from server.tests.support.oauth_browser import (
     start,
 )
 from server.tests.support.oauth_browser import Authorization as Flow
+from server.tests.support.tls import self_signed
 
 pytestmark = pytest.mark.anyio
 
@@ -66,12 +61,6 @@ def anyio_backend() -> str:
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
     with two_account_emulator(tmp_path_factory.mktemp("sdk-client")) as running:
         yield running
-
-
-@pytest.fixture
-def client_file(emulator: Emulator, tmp_path: Path) -> Path:
-    emulator.reset()
-    return emulator.web_client_file(tmp_path / "client.json", CALLBACK)
 
 
 class Memory:
@@ -130,30 +119,6 @@ def provider(server: AuthorizationServer, browser: httpx2.AsyncClient, storage: 
         scope="gmail.read",
     )
     return OAuthClientProvider(RESOURCE, metadata, storage, redirect_handler, callback_handler, **extra)
-
-
-def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=2))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
 
 
 @pytest.fixture

@@ -12,8 +12,6 @@ Evidence: MCP authorization spec 2025-11-25 (PRM discovery from `WWW-Authenticat
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import json
 import os
 import ssl
@@ -41,6 +39,7 @@ from server.tests.support.accounts import two_account_emulator
 from server.tests.support.emulator import OWNER
 from server.tests.support.oauth_browser import at_google, form_fields, path_of, query_of
 from server.tests.support.remote_http import follow_once, remote_server
+from server.tests.support.tls import self_signed
 
 pytestmark = pytest.mark.anyio
 APP_REDIRECT = "http://127.0.0.1:33418/callback"
@@ -57,40 +56,10 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
         yield running
 
 
-def certificate(folder: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 (the CIMD URL must be https)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
-
-
 @contextmanager
 def https_documents(folder: Path, documents: dict[str, dict[str, Any]]) -> Iterator[tuple[str, ssl.SSLContext]]:
     """Serves `documents` (path -> JSON) over https on loopback: (base URL, a client TLS context trusting it)."""
-    cert, key = certificate(folder)
+    cert, key = self_signed(folder, "127.0.0.1")
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:

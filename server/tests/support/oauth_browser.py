@@ -199,6 +199,16 @@ async def exchange(app: httpx2.AsyncClient, flow: Authorization, client_id: str,
     return await app.post("/token", data={name: value for name, value in form.items() if value})
 
 
+def cimd_client(
+    docs: tuple[str, dict[str, Any]], name: str = "Example Assistant", uris: list[str] | None = None
+) -> str:
+    """A client metadata document served by `docs` (`document_server`); its URL is the client id."""
+    base, table = docs
+    client_id = base + "/client.json"
+    table["/client.json"] = {"client_id": client_id, "client_name": name, "redirect_uris": uris or [APP_REDIRECT]}
+    return client_id
+
+
 @contextmanager
 def document_server(documents: dict[str, dict[str, Any]] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """Serves client metadata documents on loopback: (base URL, the path -> document table to fill)."""
