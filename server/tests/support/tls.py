@@ -1,16 +1,22 @@
-"""A self-signed TLS certificate for a loopback server in a test or a bench run: https client metadata documents,
-a TLS Redis store. The certificate is its own CA, so a client trusts it with `cafile=` the certificate."""
+"""TLS on loopback for tests: a self-signed certificate (for https client metadata documents, a TLS Redis store),
+its own CA, so a client trusts it with `cafile=` the certificate; and an https server of client metadata documents."""
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
+import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from server.tests.support.oauth_browser import document_server
 
 
 def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
@@ -42,3 +48,14 @@ def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     )
     return cert_path, key_path
+
+
+@contextmanager
+def https_documents(
+    folder: Path, documents: dict[str, Any] | None = None, host: str = "127.0.0.1"
+) -> Iterator[tuple[str, dict[str, Any], ssl.SSLContext]]:
+    """Serves client metadata documents over https with a certificate for `host` (loopback, or a name the test's
+    resolver sends there): (base URL, the path -> document table, a client TLS context trusting the certificate)."""
+    cert, key = self_signed(folder, host)
+    with document_server(documents, tls=(cert, key), host=host) as (base, table):
+        yield base, table, ssl.create_default_context(cafile=str(cert))
