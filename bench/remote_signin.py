@@ -47,7 +47,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult
 
 from bench.harness import EmulatorProcess, describe_requests, percentile, round_trips, server_env
-from bench.http_bench import SEARCH, Load, Outcome, one_round
+from bench.http_bench import SEARCH, Load, Outcome, load_parser, one_round, print_checks
 from bench.people_emulator import account_name, client_file_path, people_emulator, person, token_path
 from server.tests.support.http_server import http_server, mcp_client
 from server.tests.support.oauth_browser import at_google, form_fields, path_of, query_of
@@ -256,12 +256,7 @@ def report(sign_in: SignIn, static: Outcome, oauth: Outcome, args: argparse.Name
             ratio >= THROUGHPUT_RATIO_TARGET,
         ),
     ]
-    print()
-    for text, ok in checks:
-        print(f"{text}: {'PASS' if ok else 'FAIL'}")
-    for failure in failures:
-        print("  " + failure)
-    return all(ok for _, ok in checks)
+    return print_checks(checks, failures)
 
 
 async def run(args: argparse.Namespace) -> bool:
@@ -291,12 +286,9 @@ async def run(args: argparse.Namespace) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.remote_signin", description=__doc__.splitlines()[0])
-    parser.add_argument("--rtt-ms", type=float, default=100, help="emulated network round trip (default 100)")
+    parser = load_parser("remote_signin", __doc__, rounds=4)
     parser.add_argument("--people", type=int, default=20, help="people signed in at once (default 20)")
     parser.add_argument("--concurrency", type=int, default=2, help="calls each person's client sends at once")
-    parser.add_argument("--rounds", type=int, default=4, help="timed rounds after the warm-up (default 4)")
-    parser.add_argument("--mode", choices=["legacy", "auto"], default="auto", help="MCP protocol era")
     args = parser.parse_args(argv)
     return 0 if asyncio.run(run(args)) else 1
 
