@@ -166,6 +166,11 @@ def report(outcomes: list[Outcome], args: argparse.Namespace) -> bool:
             concurrent >= THROUGHPUT_RATIO_TARGET,
         ),
     ]
+    return print_checks(checks, failures)
+
+
+def print_checks(checks: list[tuple[str, bool]], failures: list[str]) -> bool:
+    """Each check (its text, whether it holds) with PASS or FAIL, then the failed calls' errors: True if all hold."""
     print()
     for text, ok in checks:
         print(f"{text}: {'PASS' if ok else 'FAIL'}")
@@ -192,13 +197,20 @@ async def run(args: argparse.Namespace) -> bool:
     return report([*http, *stdio], args)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.http_bench", description=__doc__.splitlines()[0])
+def load_parser(module: str, doc: str, rounds: int) -> argparse.ArgumentParser:
+    """The options of an HTTP load bench (`python -m bench.<module>`, described by its docstring's first line):
+    --rtt-ms, --rounds (default `rounds`), --mode; each bench adds its own."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench.{module}", description=doc.splitlines()[0])
     parser.add_argument("--rtt-ms", type=float, default=100, help="emulated network round trip (default 100)")
+    parser.add_argument("--rounds", type=int, default=rounds, help=f"timed rounds after the warm-up (default {rounds})")
+    parser.add_argument("--mode", choices=["legacy", "auto"], default="auto", help="MCP protocol era")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = load_parser("http_bench", __doc__, rounds=4)
     parser.add_argument("--clients", type=int, default=5, help="MCP clients (default 5)")
     parser.add_argument("--concurrency", type=int, default=10, help="calls each client sends at once (default 10)")
-    parser.add_argument("--rounds", type=int, default=4, help="timed rounds after the warm-up (default 4)")
-    parser.add_argument("--mode", choices=["legacy", "auto"], default="auto", help="MCP protocol era")
     args = parser.parse_args(argv)
     return 0 if asyncio.run(run(args)) else 1
 

@@ -44,15 +44,15 @@ import httpx2
 from mcp.client import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult
 
 from bench.harness import EmulatorProcess, describe_requests, percentile, round_trips, server_env
-from bench.http_bench import SEARCH, Load, Outcome, one_round
+from bench.http_bench import SEARCH, Load, Outcome, load_parser, one_round, print_checks
 from bench.people_emulator import account_name, client_file_path, people_emulator, person, token_path
 from server.tests.support.http_server import http_server, mcp_client
 from server.tests.support.oauth_browser import at_google, form_fields, path_of, query_of
+from server.tests.support.sdk_client import Memory, public_client
 
-APP_REDIRECT = "http://127.0.0.1:33418/callback"  # never listened on: the browser hands the code to the client
 # What 20 signed-in people may cost next to 20 static tokens: checking an issued token (a state-store read) and
 # binding the person's mailboxes per request, against a constant-time digest compare.
 THROUGHPUT_RATIO_TARGET = 0.8
@@ -72,26 +72,6 @@ def static_env(emulator: EmulatorProcess, scratch: Path, people: int) -> tuple[d
         "GMAIL_MCP_HTTP_TOKEN_FILE": str(token_file),
     }
     return env, secrets_by_person
-
-
-class Memory:
-    """The client's token storage (`mcp.client.auth.TokenStorage`), in memory; `client` when already registered."""
-
-    def __init__(self, client: OAuthClientInformationFull | None = None) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client = client
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 @dataclass
@@ -141,15 +121,12 @@ def oauth_opener(url: str, user: str, mode: str, traffic: Traffic, storage: Memo
     """A client of `url` that signs `user` in on first use; it registers itself (RFC 7591) unless `storage` holds
     a registration already (one app for many people, as claude.ai is)."""
     browser = Browser(url.removesuffix("/mcp"), user, traffic)
-    metadata = OAuthClientMetadata(
-        redirect_uris=[APP_REDIRECT],  # type: ignore[list-item]  # pydantic coerces the URL
-        client_name="remote sign-in bench",
-        grant_types=["authorization_code", "refresh_token"],
-        response_types=["code"],
-        token_endpoint_auth_method="none",
-    )
     auth = OAuthClientProvider(
-        url, metadata, storage, redirect_handler=browser.redirect_handler, callback_handler=browser.callback_handler
+        url,
+        public_client("remote sign-in bench"),
+        storage,
+        redirect_handler=browser.redirect_handler,
+        callback_handler=browser.callback_handler,
     )
 
     def opener() -> Any:
@@ -279,12 +256,7 @@ def report(sign_in: SignIn, static: Outcome, oauth: Outcome, args: argparse.Name
             ratio >= THROUGHPUT_RATIO_TARGET,
         ),
     ]
-    print()
-    for text, ok in checks:
-        print(f"{text}: {'PASS' if ok else 'FAIL'}")
-    for failure in failures:
-        print("  " + failure)
-    return all(ok for _, ok in checks)
+    return print_checks(checks, failures)
 
 
 async def run(args: argparse.Namespace) -> bool:
@@ -314,12 +286,9 @@ async def run(args: argparse.Namespace) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.remote_signin", description=__doc__.splitlines()[0])
-    parser.add_argument("--rtt-ms", type=float, default=100, help="emulated network round trip (default 100)")
+    parser = load_parser("remote_signin", __doc__, rounds=4)
     parser.add_argument("--people", type=int, default=20, help="people signed in at once (default 20)")
     parser.add_argument("--concurrency", type=int, default=2, help="calls each person's client sends at once")
-    parser.add_argument("--rounds", type=int, default=4, help="timed rounds after the warm-up (default 4)")
-    parser.add_argument("--mode", choices=["legacy", "auto"], default="auto", help="MCP protocol era")
     args = parser.parse_args(argv)
     return 0 if asyncio.run(run(args)) else 1
 

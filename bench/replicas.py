@@ -31,6 +31,7 @@ if __package__ in (None, ""):  # a path run cannot import `bench`: say how to ru
     sys.exit("Run it from the checkout as a module: python -m bench.replicas")
 
 from bench.harness import emulator_process, percentile
+from bench.http_bench import load_parser, print_checks
 from server.tests.support.http_server import mcp_client
 from server.tests.support.replicas import haproxy_binary, replica_set
 
@@ -126,10 +127,7 @@ def report(outcomes: list[Outcome], args: argparse.Namespace) -> bool:
         "holds the state of --auth oauth)"
     )
     failures = [error for outcome in outcomes for error in outcome.errors[:3]]
-    for failure in failures:
-        print("  " + failure)
-    print(f"all {sum(o.calls for o in outcomes)} calls succeeded: {'PASS' if not failures else 'FAIL'}")
-    return not failures
+    return print_checks([(f"all {sum(o.calls for o in outcomes)} calls succeeded", not failures)], failures)
 
 
 async def run(args: argparse.Namespace) -> bool:
@@ -143,12 +141,9 @@ async def run(args: argparse.Namespace) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.replicas", description=__doc__.splitlines()[0])
-    parser.add_argument("--rtt-ms", type=float, default=100, help="emulated network round trip (default 100)")
+    parser = load_parser("replicas", __doc__, rounds=5)
     parser.add_argument("--callers", type=int, default=60, help="concurrent MCP clients (default 60)")
-    parser.add_argument("--rounds", type=int, default=5, help="timed rounds after the warm-up (default 5)")
     parser.add_argument("--replicas", type=int, default=3, help="replicas in the second set (default 3)")
-    parser.add_argument("--mode", choices=["legacy", "auto"], default="auto", help="MCP protocol era")
     args = parser.parse_args(argv)
     return 0 if asyncio.run(run(args)) else 1
 

@@ -28,12 +28,11 @@ from server.tests.support.accounts import two_account_emulator
 from server.tests.support.emulator import OWNER
 from server.tests.support.oauth_browser import (
     APP_REDIRECT,
-    CALLBACK,
     ISSUER,
     RESOURCE,
     authorize_params,
     build_server,
-    document_server,
+    cimd_client,
     exchange,
     http_client,
     sign_in,
@@ -51,25 +50,6 @@ def anyio_backend() -> str:
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
     with two_account_emulator(tmp_path_factory.mktemp("as")) as running:
         yield running
-
-
-@pytest.fixture
-def client_file(emulator: Emulator, tmp_path: Path) -> Path:
-    emulator.reset()
-    return emulator.web_client_file(tmp_path / "client.json", CALLBACK)
-
-
-@pytest.fixture
-def docs() -> Iterator[tuple[str, dict]]:
-    with document_server() as served:
-        yield served
-
-
-def cimd_client(docs: tuple[str, dict], name: str = "Example Assistant") -> str:
-    base, table = docs
-    client_id = base + "/oauth/client.json"
-    table["/oauth/client.json"] = {"client_id": client_id, "client_name": name, "redirect_uris": [APP_REDIRECT]}
-    return client_id
 
 
 async def test_a_metadata_document_client_signs_in_and_gets_tokens_for_this_resource(

@@ -11,23 +11,15 @@ checks `iss` (RFC 9207) against the metadata's issuer (`validate_authorization_r
 
 from __future__ import annotations
 
-import datetime
-import json
 import ssl
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from mcp.client.auth import OAuthClientProvider
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -42,7 +34,6 @@ from server.tests.support.accounts import two_account_emulator
 from server.tests.support.emulator import OWNER
 from server.tests.support.oauth_browser import (
     APP_REDIRECT,
-    CALLBACK,
     RESOURCE,
     at_google,
     base_of,
@@ -53,6 +44,8 @@ from server.tests.support.oauth_browser import (
     start,
 )
 from server.tests.support.oauth_browser import Authorization as Flow
+from server.tests.support.sdk_client import Memory, public_client
+from server.tests.support.tls import https_documents as served_over_https
 
 pytestmark = pytest.mark.anyio
 
@@ -66,32 +59,6 @@ def anyio_backend() -> str:
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
     with two_account_emulator(tmp_path_factory.mktemp("sdk-client")) as running:
         yield running
-
-
-@pytest.fixture
-def client_file(emulator: Emulator, tmp_path: Path) -> Path:
-    emulator.reset()
-    return emulator.web_client_file(tmp_path / "client.json", CALLBACK)
-
-
-class Memory:
-    """The client's token storage."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 def app_for(server: AuthorizationServer) -> Starlette:
@@ -121,69 +88,15 @@ def provider(server: AuthorizationServer, browser: httpx2.AsyncClient, storage: 
     async def callback_handler() -> AuthorizationCodeResult:
         return answers.pop()
 
-    metadata = OAuthClientMetadata(
-        client_name="SDK test client",
-        redirect_uris=[APP_REDIRECT],
-        grant_types=["authorization_code", "refresh_token"],
-        response_types=["code"],
-        token_endpoint_auth_method="none",
-        scope="gmail.read",
-    )
+    metadata = public_client("SDK test client", scope="gmail.read")
     return OAuthClientProvider(RESOURCE, metadata, storage, redirect_handler, callback_handler, **extra)
-
-
-def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=2))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
 
 
 @pytest.fixture
 def https_documents(tmp_path: Path) -> Iterator[tuple[str, dict[str, Any], ssl.SSLContext]]:
     """An https server for `client.test` (resolved to loopback by the test's resolver): (base, table, trust)."""
-    cert, key = self_signed(tmp_path, "client.test")
-    table: dict[str, Any] = {}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = json.dumps(table[self.path]).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"https://client.test:{server.server_address[1]}", table, ssl.create_default_context(cafile=str(cert))
-    finally:
-        server.shutdown()
-        server.server_close()
+    with served_over_https(tmp_path, host="client.test") as served:
+        yield served
 
 
 async def test_the_sdk_client_signs_in_with_a_metadata_document_refreshes_and_is_refused_after_revoking(

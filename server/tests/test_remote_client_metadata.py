@@ -26,6 +26,7 @@ from server.remote.client_metadata import (
 )
 from server.remote.sqlite_store import SQLiteStore
 from server.tests.support.remote_state import Clock
+from server.tests.support.tls import self_signed
 
 
 @pytest.mark.parametrize(
@@ -257,38 +258,6 @@ def test_large_documents_are_refused_with_or_without_a_length(server: DocumentSe
 def test_a_server_that_does_not_answer_is_given_up_on(server: DocumentServer, store: SQLiteStore) -> None:
     with pytest.raises(ClientMetadataError, match="could not be fetched"):
         fetcher(store, timeout_s=0.2).fetch(server.base + "/slow")
-
-
-def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
-    """A certificate for `host` (and its key), made with `cryptography` for this test."""
-    import datetime
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
 
 
 def test_https_connects_to_the_checked_address_and_verifies_the_host_name(

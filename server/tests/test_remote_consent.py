@@ -25,15 +25,14 @@ from server.tests.support.accounts import WORK_OWNER, two_account_emulator
 from server.tests.support.emulator import OWNER
 from server.tests.support.oauth_browser import (
     APP_REDIRECT,
-    CALLBACK,
     ISSUER,
     RESOURCE,
     at_google,
     authorize_params,
     base_of,
     build_server,
+    cimd_client,
     decide,
-    document_server,
     exchange,
     form_fields,
     http_client,
@@ -55,25 +54,6 @@ def anyio_backend() -> str:
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
     with two_account_emulator(tmp_path_factory.mktemp("consent")) as running:
         yield running
-
-
-@pytest.fixture
-def client_file(emulator: Emulator, tmp_path: Path) -> Path:
-    emulator.reset()
-    return emulator.web_client_file(tmp_path / "client.json", CALLBACK)
-
-
-@pytest.fixture
-def docs() -> Iterator[tuple[str, dict]]:
-    with document_server() as served:
-        yield served
-
-
-def cimd_client(docs: tuple[str, dict], name: str = "Example Assistant", uris: list[str] | None = None) -> str:
-    base, table = docs
-    client_id = base + "/client.json"
-    table["/client.json"] = {"client_id": client_id, "client_name": name, "redirect_uris": uris or [APP_REDIRECT]}
-    return client_id
 
 
 def assert_to_client(location: str, state: str, **expected: str) -> dict[str, str]:

@@ -12,18 +12,12 @@ Evidence: MCP authorization spec 2025-11-25 (PRM discovery from `WWW-Authenticat
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
-import json
 import os
-import ssl
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +27,18 @@ import pytest
 from mcp.client import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult
 
 from server.emulator import Emulator
 from server.runtime.config import PROJECT_ROOT
 from server.tests.support.accounts import two_account_emulator
 from server.tests.support.emulator import OWNER
-from server.tests.support.oauth_browser import at_google, form_fields, path_of, query_of
+from server.tests.support.oauth_browser import APP_REDIRECT, at_google, form_fields, path_of, query_of
 from server.tests.support.remote_http import follow_once, remote_server
+from server.tests.support.sdk_client import Memory, public_client
+from server.tests.support.tls import https_documents
 
 pytestmark = pytest.mark.anyio
-APP_REDIRECT = "http://127.0.0.1:33418/callback"
 
 
 @pytest.fixture
@@ -55,86 +50,6 @@ def anyio_backend() -> str:
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
     with two_account_emulator(tmp_path_factory.mktemp("e2e")) as running:
         yield running
-
-
-def certificate(folder: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 (the CIMD URL must be https)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
-
-
-@contextmanager
-def https_documents(folder: Path, documents: dict[str, dict[str, Any]]) -> Iterator[tuple[str, ssl.SSLContext]]:
-    """Serves `documents` (path -> JSON) over https on loopback: (base URL, a client TLS context trusting it)."""
-    cert, key = certificate(folder)
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = json.dumps(documents.get(self.path, {})).encode()
-            self.send_response(200 if self.path in documents else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    serving.load_cert_chain(cert, key)
-    server.socket = serving.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}", ssl.create_default_context(cafile=str(cert))
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-class Memory:
-    """The client's token storage (TokenStorage)."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 class Browser:
@@ -168,16 +83,9 @@ class Browser:
 
 
 def provider(url: str, browser: Browser, storage: Memory, metadata_url: str | None = None) -> OAuthClientProvider:
-    metadata = OAuthClientMetadata(
-        redirect_uris=[APP_REDIRECT],  # type: ignore[list-item]  # pydantic coerces the URL
-        client_name="e2e test client",
-        grant_types=["authorization_code", "refresh_token"],
-        response_types=["code"],
-        token_endpoint_auth_method="none",
-    )
     return OAuthClientProvider(
         url,
-        metadata,
+        public_client("e2e test client"),
         storage,
         redirect_handler=browser.redirect_handler,
         callback_handler=browser.callback_handler,
@@ -198,7 +106,7 @@ async def test_the_official_client_signs_in_searches_refreshes_and_is_refused_af
     emulator.reset()
     documents: dict[str, dict[str, Any]] = {}
     with (
-        https_documents(tmp_path, documents) as (doc_base, tls),
+        https_documents(tmp_path, documents) as (doc_base, _, tls),
         remote_server(emulator, tmp_path / "server", authorization_server=True, metadata_tls=tls) as run,
     ):
         metadata_url = None

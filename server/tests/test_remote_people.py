@@ -17,7 +17,6 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -32,7 +31,7 @@ from server.tests.support.accounts import WORK_OWNER, two_account_emulator
 from server.tests.support.emulator import OWNER
 from server.tests.support.http_server import mcp_client
 from server.tests.support.oauth_browser import at_google
-from server.tests.support.remote_http import RemoteRun, follow_once, remote_server
+from server.tests.support.remote_http import RemoteRun, follow_once
 
 pytestmark = pytest.mark.anyio
 
@@ -46,13 +45,6 @@ def anyio_backend() -> str:
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
     with two_account_emulator(tmp_path_factory.mktemp("people")) as running:
         yield running
-
-
-@pytest.fixture
-def remote(emulator: Emulator, tmp_path: Path) -> Iterator[RemoteRun]:
-    emulator.reset()
-    with remote_server(emulator, tmp_path, write_tools=frozenset({"drafts", "send"})) as run:
-        yield run
 
 
 def bearer(token: str) -> dict[str, str]:

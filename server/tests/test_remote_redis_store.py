@@ -4,22 +4,17 @@ transient error while it is down and recovery by itself when it is back."""
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 from pathlib import Path
 
 import pytest
 import redis
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from server.remote.redis_store import RedisStore, describe_url
 from server.remote.sqlite_store import FILE_NAME, SQLiteStore
 from server.remote.store import CODE, CONFIRM, CONSENT, KEYRING, QUOTA, SENT, StoreUnavailable
 from server.remote.store_choice import open_store, store_namespace
 from server.tests.support.redis_server import RedisServer, free_port, fresh_namespace, require_binary
+from server.tests.support.tls import self_signed
 
 PASSWORD = "s3cret-store-pass"
 
@@ -168,34 +163,8 @@ def test_a_store_that_goes_away_is_a_transient_error_and_comes_back_by_itself(tm
         server.stop()
 
 
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 signed by its own key (the test's CA is the certificate itself)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gmail-mcp test store")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=7))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    folder.mkdir(parents=True, exist_ok=True)
-    certificate_file, key_file = folder / "store.crt", folder / "store.key"
-    certificate_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return certificate_file, key_file
-
-
 def test_tls_with_rediss_verifies_the_server(tmp_path: Path) -> None:
-    certificate, key = _self_signed(tmp_path / "tls")
+    certificate, key = self_signed(tmp_path / "tls", "127.0.0.1")
     server = RedisServer(require_binary(), tmp_path / "redis", "--requirepass", PASSWORD, tls=(certificate, key))
     server.start()
     try:

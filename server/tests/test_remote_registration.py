@@ -12,7 +12,6 @@ metadata-document-02 8.6 (SSRF).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +20,6 @@ from server.remote.client_metadata import ClientMetadataFetcher
 from server.tests.support.accounts import two_account_emulator
 from server.tests.support.oauth_browser import (
     APP_REDIRECT,
-    CALLBACK,
     authorize_params,
     build_server,
     http_client,
@@ -40,11 +38,6 @@ def anyio_backend() -> str:
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
     with two_account_emulator(tmp_path_factory.mktemp("registration")) as running:
         yield running
-
-
-@pytest.fixture
-def client_file(emulator: Emulator, tmp_path: Path) -> Path:
-    return emulator.web_client_file(tmp_path / "client.json", CALLBACK)
 
 
 async def test_registration_accepts_https_and_loopback_redirects_only_and_says_so(

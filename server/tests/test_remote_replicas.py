@@ -42,11 +42,10 @@ from server.tests.support.oauth_browser import (
     sign_in,
 )
 from server.tests.support.redis_server import RedisServer, fresh_namespace, require_binary
-from server.tests.support.remote_http import RemoteRun, remote_server
+from server.tests.support.remote_http import DRAFT, RemoteRun, remote_server, sends
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # two replicas, a real redis-server: ~30 s
 PUBLIC = "https://mail.example.test/mcp"  # the one URL every replica serves behind the load balancer
-DRAFT = {"to": ["friend@example.org"], "subject": "Lunch", "body": "Thursday?"}
 
 
 @pytest.fixture
@@ -104,10 +103,6 @@ def client(run: RemoteRun, token: str) -> Client:
     return Client(streamable_http_client(run.url, http_client=http), mode="legacy")
 
 
-def sends(emulator: Emulator) -> int:
-    return sum(entry["method"] == "POST" and entry["path"].endswith("/drafts/send") for entry in emulator.requests())
-
-
 async def test_a_code_issued_on_one_replica_is_redeemed_on_another_and_sends_once(
     emulator: Emulator, tmp_path: Path, open_replica_store
 ) -> None:
@@ -156,17 +151,24 @@ class RoundRobin(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
+def balanced(runs: list[RemoteRun]) -> tuple[str, RoundRobin, httpx2.AsyncClient]:
+    """OWNER signed in on the first replica: the access token for the public URL, the round-robin balancer, and an
+    HTTP client sending the token through it."""
+    me = runs[0].sign_in(OWNER)
+    token = runs[0].token_for(me, resource=PUBLIC).access_token
+    balancer = RoundRobin(runs)
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, transport=balancer, timeout=httpx2.Timeout(60.0)
+    )
+    return token, balancer, http
+
+
 async def test_a_2026_client_answers_on_another_replica_than_the_one_that_asked(
     emulator: Emulator, tmp_path: Path, open_replica_store
 ) -> None:
     emulator.reset()
     with replicas(emulator, tmp_path, [open_replica_store(), open_replica_store()]) as runs:
-        me = runs[0].sign_in(OWNER)
-        token = runs[0].token_for(me, resource=PUBLIC).access_token
-        balancer = RoundRobin(runs)
-        http = httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {token}"}, transport=balancer, timeout=httpx2.Timeout(60.0)
-        )
+        _, balancer, http = balanced(runs)
         asked: list[str] = []
 
         async def person(_ctx: object, _params: object) -> types.ElicitResult:
@@ -190,12 +192,7 @@ async def test_a_draft_changed_before_the_answer_is_not_sent_by_the_other_replic
 ) -> None:
     emulator.reset()
     with replicas(emulator, tmp_path, [open_replica_store(), open_replica_store()]) as runs:
-        me = runs[0].sign_in(OWNER)
-        token = runs[0].token_for(me, resource=PUBLIC).access_token
-        balancer = RoundRobin(runs)
-        http = httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {token}"}, transport=balancer, timeout=httpx2.Timeout(60.0)
-        )
+        token, balancer, http = balanced(runs)
         draft_id = ""
 
         async def person_while_the_draft_changes(_ctx: object, _params: object) -> types.ElicitResult:

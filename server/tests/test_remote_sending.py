@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -27,10 +26,9 @@ from server.emulator import Emulator
 from server.remote.mailboxes import person_tag
 from server.tests.support.accounts import WORK_OWNER, two_account_emulator
 from server.tests.support.emulator import OWNER
-from server.tests.support.remote_http import RemoteRun, remote_server
+from server.tests.support.remote_http import DRAFT, RemoteRun, sends
 
 pytestmark = pytest.mark.anyio
-DRAFT = {"to": ["friend@example.org"], "subject": "Lunch", "body": "Thursday?"}
 
 
 @pytest.fixture
@@ -44,13 +42,6 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
         yield running
 
 
-@pytest.fixture
-def remote(emulator: Emulator, tmp_path: Path) -> Iterator[RemoteRun]:
-    emulator.reset()
-    with remote_server(emulator, tmp_path, write_tools=frozenset({"drafts", "send"})) as run:
-        yield run
-
-
 def session(run: RemoteRun, token: str, mode: str, asked: list[str] | None = None) -> Client:
     async def person(_ctx: Any, _params: Any) -> types.ElicitResult:
         assert asked is not None
@@ -60,10 +51,6 @@ def session(run: RemoteRun, token: str, mode: str, asked: list[str] | None = Non
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(60.0))
     callback = person if asked is not None else None
     return Client(streamable_http_client(run.url, http_client=http), mode=mode, elicitation_callback=callback)
-
-
-def sends(emulator: Emulator) -> int:
-    return sum(entry["method"] == "POST" and entry["path"].endswith("/drafts/send") for entry in emulator.requests())
 
 
 async def test_a_code_issued_to_one_person_cannot_be_redeemed_by_another(

@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 import secrets
+import ssl
 import threading
 import urllib.error
 import urllib.request
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
@@ -199,10 +201,23 @@ async def exchange(app: httpx2.AsyncClient, flow: Authorization, client_id: str,
     return await app.post("/token", data={name: value for name, value in form.items() if value})
 
 
+def cimd_client(
+    docs: tuple[str, dict[str, Any]], name: str = "Example Assistant", uris: list[str] | None = None
+) -> str:
+    """A client metadata document served by `docs` (`document_server`); its URL is the client id."""
+    base, table = docs
+    client_id = base + "/client.json"
+    table["/client.json"] = {"client_id": client_id, "client_name": name, "redirect_uris": uris or [APP_REDIRECT]}
+    return client_id
+
+
 @contextmanager
-def document_server(documents: dict[str, dict[str, Any]] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Serves client metadata documents on loopback: (base URL, the path -> document table to fill)."""
-    table: dict[str, Any] = dict(documents or {})
+def document_server(
+    documents: dict[str, dict[str, Any]] | None = None, tls: tuple[Path, Path] | None = None, host: str = "127.0.0.1"
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Serves client metadata documents on loopback: (base URL, the path -> document table to fill, `documents`
+    itself when given). With `tls` (certificate and key files, tls.py) over https, the base URL naming `host`."""
+    table: dict[str, Any] = documents if documents is not None else {}
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -218,10 +233,14 @@ def document_server(documents: dict[str, dict[str, Any]] | None = None) -> Itera
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        serving.load_cert_chain(*tls)
+        server.socket = serving.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", table
+        yield f"{'https' if tls else 'http'}://{host}:{server.server_address[1]}", table
     finally:
         server.shutdown()
         server.server_close()

@@ -166,3 +166,11 @@ def remote_server(
         thread.join(30)
         sock.close()
         remote.store.close()
+
+
+DRAFT = {"to": ["friend@example.org"], "subject": "Lunch", "body": "Thursday?"}  # a draft to create and send
+
+
+def sends(emulator: Emulator) -> int:
+    """How many drafts the emulator has been asked to send (POSTs to drafts/send in its log)."""
+    return sum(entry["method"] == "POST" and entry["path"].endswith("/drafts/send") for entry in emulator.requests())
