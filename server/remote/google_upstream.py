@@ -114,7 +114,10 @@ class CertsCache:
         self._lock = threading.Lock()
         self._kept: tuple[str, Any, frozenset[str], float] | None = None  # (url, response, kids, fresh until)
 
-    def request(self, base: Any, url: str, kid: str | None) -> Callable[..., Any]:
+    def request(self, base: Any, url: str, kid: str | None) -> Any:
+        """A `google.auth.transport.Request` (typed Any: google-auth is imported only when a sign-in verifies)."""
+        from google.auth import transport
+
         def answer(target: str, method: str = "GET", **kwargs: Any) -> Any:
             if target != url or method != "GET":
                 return base(target, method=method, **kwargs)
@@ -130,7 +133,19 @@ class CertsCache:
                     self._kept = (url, kept_response, _kids(response.data), self._clock() + max_age)
             return response
 
-        return answer
+        class CachedCerts(transport.Request):
+            def __call__(
+                self,
+                url: Any,
+                method: Any = "GET",
+                body: Any = None,
+                headers: Any = None,
+                timeout: Any = None,
+                **kw: Any,
+            ) -> Any:
+                return answer(url, method, body=body, headers=headers, timeout=timeout, **kw)
+
+        return CachedCerts()
 
 
 class _KeptResponse:

@@ -110,7 +110,7 @@ class Records:
     # ---- Google grants
     def save_google_account(self, subject: str, account: GoogleAccount) -> None:
         """Adds or replaces (by address) one of the person's Google accounts, its refresh token sealed."""
-        entry = {
+        entry: dict[str, Any] = {
             "email": account.email,
             "google_sub": account.google_sub,
             "scopes": sorted(account.scopes),
