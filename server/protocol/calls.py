@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import anyio
@@ -204,7 +205,8 @@ async def invoke(
         # Abandonable: a cancelled request (or the session ending on EOF) must not wait for a hung Gmail call.
         with cost.measuring() as outcome.spent:
             if request_state is not None:  # the repeat of a call whose question the client put to the person
-                result: Any = await confirm.answer(spec.name, request_state, input_responses, ctx)
+                first_phase = partial(spec.run, ctx, args)  # asked on another replica: asked again here
+                result: Any = await confirm.answer(spec.name, request_state, input_responses, ctx, first_phase)
                 outcome.mailbox = await anyio.to_thread.run_sync(
                     catalog.source.mailbox_of, ctx.account, abandon_on_cancel=True
                 )

@@ -8,7 +8,9 @@ Handlers run in worker threads and cannot talk to the client; a handler that nee
 - 2026-07-28 sessions whose client declared elicitation: the call answers an `InputRequiredResult` holding the
   question; the pending action waits in the account's ConfirmationBook under a random token carried as the
   request state (sealed by the SDK's RequestStateBoundary, bound to the tool and its arguments). The client asks
-  the person and repeats the call with the answer; the held action is taken once, then runs or is refused;
+  the person and repeats the call with the answer; the held action is taken once, then runs or is refused. In the
+  remote mode the repeat may reach another replica: there the call's first phase runs again and the answer
+  applies only to the same question (`remote/shared_confirmations.py`);
 - clients without elicitation: `without_asking` (the summary and a single-use code for a second call).
 
 A client that declared no elicitation is never assumed to have asked anyone, and an answer without the matching
@@ -17,6 +19,8 @@ held request (a forged, replayed or expired state) sends nothing.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,7 +100,8 @@ async def ask(
     if request_ctx is None or not client_can_elicit(request_ctx):
         return await _run(request.without_asking, ctx)
     if is_modern(request_ctx):
-        token = ctx.safety.confirmations.hold(HeldConfirmation(tool, request))
+        held = HeldConfirmation(tool, request)  # in a worker thread: a shared book writes to the state store
+        token = await anyio.to_thread.run_sync(ctx.safety.confirmations.hold, held, fingerprint(tool, request))
         question = types.ElicitRequest(
             params=types.ElicitRequestFormParams(message=request.question, requested_schema=_schema(request))
         )
@@ -113,15 +118,37 @@ async def ask(
     return await _settle(request, _accepted(answer), ctx)
 
 
-async def answer(tool: str, request_state: str, input_responses: dict[str, Any] | None, ctx: ToolContext) -> BaseModel:
-    """Resolves a 2026-07-28 repeat of the call: the held request, once, and the person's answer to it."""
-    held = ctx.safety.confirmations.take(request_state, HeldConfirmation)
-    if held is None or held.tool != tool:
+async def answer(
+    tool: str,
+    request_state: str,
+    input_responses: dict[str, Any] | None,
+    ctx: ToolContext,
+    rerun: Callable[[], Any] | None = None,
+) -> BaseModel:
+    """Resolves a 2026-07-28 repeat of the call: the held request, once, and the person's answer to it. Where the
+    question was asked by another replica (only its fingerprint is shared), `rerun` runs the call's first phase
+    again here, and the answer applies only if that asks the very same question."""
+    item, asked = await anyio.to_thread.run_sync(ctx.safety.confirmations.claim, request_state)
+    request = item.request if isinstance(item, HeldConfirmation) and item.tool == tool else None
+    if request is None and item is None and asked is not None and rerun is not None:
+        again = await anyio.to_thread.run_sync(rerun, abandon_on_cancel=True)
+        if not isinstance(again, ConfirmationRequest) or fingerprint(tool, again) != asked:
+            raise ConfirmationError(
+                "What the person was asked about changed before their answer arrived, so it does not cover it. "
+                "Nothing was sent."
+            )
+        request = again
+    if request is None:
         raise ConfirmationError(
             "This confirmation was already answered, has expired, or belongs to another request. Nothing was sent."
         )
     response = (input_responses or {}).get(INPUT_KEY)
-    return await _settle(held.request, _accepted(response) if response is not None else "cancelled", ctx)
+    return await _settle(request, _accepted(response) if response is not None else "cancelled", ctx)
+
+
+def fingerprint(tool: str, request: ConfirmationRequest) -> str:
+    """What the person is asked, as a digest: the same call asked again elsewhere asks the same question."""
+    return hashlib.sha256(f"{tool}\0{request.question}".encode()).hexdigest()
 
 
 async def _settle(request: ConfirmationRequest, verdict: str, ctx: ToolContext) -> BaseModel:

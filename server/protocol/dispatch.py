@@ -196,10 +196,13 @@ def build_server(
     toolsets: tuple[Toolset, ...] = ALL_TOOLSETS,
     enabled: frozenset[str] = frozenset(),
     accounts_of: Callable[[Any], frozenset[str] | None] | None = None,
+    request_state: RequestStateSecurity | None = None,
 ) -> Server[Any]:
     """The MCP server over `source`: the account registry, or a ready ToolContext (tests wire one to a fake or
     local Gmail). `enabled` names the opt-in toolsets the person turned on. `accounts_of(request context)` says
-    which accounts the request's credential reaches (None: all); the HTTP transport supplies it."""
+    which accounts the request's credential reaches (None: all); the HTTP transport supplies it. `request_state`:
+    the keys that seal 2026-07-28 request states (default: a key of this process only; replicas share a ring,
+    `remote/key_ring.py`)."""
     catalog = ToolCatalog(source, toolsets, enabled)
     warm_up = WarmUp(source)
 
@@ -255,5 +258,6 @@ def build_server(
     server.add_notification_handler("notifications/initialized", types.NotificationParams, on_initialized)
     # The request state of an input-required round trip comes back from the client: sealed, checked, bound to the
     # tool and its arguments before it reaches a handler (the state itself is only a random key to a held question).
-    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience="gmail"))
+    sealing = request_state or RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(sealing, default_audience="gmail"))
     return server

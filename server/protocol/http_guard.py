@@ -1,7 +1,9 @@
 """The front door of HTTP mode: one ASGI middleware in front of the SDK's streamable HTTP app.
 
 In order, for every request:
-1. `/healthz` answers at once (no authentication, no data): 200, or 503 while shutting down;
+1. `/healthz` answers at once (no authentication, no data): 200, or 503 while shutting down (liveness);
+   `/readyz` answers 200 when this replica can serve: not shutting down and, with a state store
+   (`self.readiness`, `--auth oauth`), the store answers a ping; else 503 (load balancers take the replica out);
 2. DNS-rebinding protection: on a loopback bind the Host header must name this machine (421 otherwise), and a
    browser `Origin` must be loopback or configured (403 otherwise), as the MCP transport spec requires;
 3. authentication: `Authorization: Bearer <token>` or `X-API-Key: <token>`, compared in constant time against
@@ -138,6 +140,8 @@ class HttpGuard:
         self.on_auth_failure: Callable[[str], None] = lambda reason: None
         # `--auth oauth`: an `oauth_guard.OAuthGate` that checks tokens this server issued instead of static ones.
         self.oauth: Any = None
+        # Readiness beyond shutdown (`/readyz`): `--auth oauth` sets the state store's `ready`.
+        self.readiness: Callable[[], bool] | None = None
         self._stopping = False
         self._stopping_event: anyio.Event | None = None  # made in the event loop, on first use
 
@@ -150,6 +154,15 @@ class HttpGuard:
         self._stopping = True
         if self._stopping_event is not None:
             self._stopping_event.set()
+
+    async def _serve_readiness(self, send: Send) -> None:
+        if self._stopping:
+            await respond(send, 503, {"status": "stopping"})
+            return
+        if self.readiness is not None and not await anyio.to_thread.run_sync(self.readiness):
+            await respond(send, 503, {"status": "store_unreachable"}, {"Retry-After": "5"})
+            return
+        await respond(send, 200, {"status": "ready"})
 
     def _stop_event(self) -> anyio.Event:
         if self._stopping_event is None:
@@ -167,6 +180,9 @@ class HttpGuard:
         if path == "/healthz":
             stopping = self._stopping
             await respond(send, 503 if stopping else 200, {"status": "stopping" if stopping else "ok"})
+            return
+        if path == "/readyz":
+            await self._serve_readiness(send)
             return
         if self.settings.loopback and not host_allowed(headers.get("host", ""), self.settings):
             await respond(send, 421, {"error": "misdirected_request", "error_description": "Invalid Host header"})

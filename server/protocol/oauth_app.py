@@ -30,10 +30,11 @@ from server.protocol import http
 from server.protocol.connect_page import CONNECT_PATH, ConnectPages, url_elicitation
 from server.protocol.dispatch import build_server
 from server.protocol.http_guard import HttpGuard
-from server.protocol.oauth_guard import OAuthGate
+from server.protocol.oauth_guard import STORE_DOWN, STORE_RETRY_AFTER_S, OAuthGate
 from server.remote.authorization import AllowedUsers, AuthorizationServer
 from server.remote.client_metadata import ClientMetadataFetcher
 from server.remote.google_upstream import GOOGLE_CERTS_URL, GOOGLE_TOKEN_URI, GoogleSignIn, GoogleWebClient
+from server.remote.key_ring import request_state_security
 from server.remote.ledger import Cipher, Ledger
 from server.remote.mailboxes import PeopleSource
 from server.remote.oauth_config import CALLBACK_PATH, OAuthSettings, write_tool_groups
@@ -100,10 +101,12 @@ def build_remote(
     allow_loopback_clients: bool = False,
     metadata_tls: ssl.SSLContext | None = None,
     store: StateStore | None = None,
+    vault_key: bytes | None = None,
 ) -> Remote:
     """Everything of the remote mode over one state store; `authorization_server=False` leaves the AS routes out
     (tests of the resource side issue tokens with the Ledger directly). `store`: the state store (default: the one
-    `GMAIL_MCP_STORE` names, else SQLite in the state folder)."""
+    `GMAIL_MCP_STORE` names, else SQLite in the state folder). `vault_key`: the key behind `cipher`, from which
+    every replica derives the same request-state key ring (`remote/key_ring.py`; None: a key of this process)."""
     if store is None:  # the embedded store in the state folder, unless GMAIL_MCP_STORE names a shared one
         chosen = {name: os.environ[name] for name in (STORE_ENV, NAMESPACE_ENV) if name in os.environ}
         store = open_store({**chosen, STATE_DIR_ENV: str(oauth.state_dir), PUBLIC_URL_ENV: oauth.public_url}, clock)
@@ -113,7 +116,8 @@ def build_remote(
         client.client_id, client.client_secret, client.auth_uri, client.token_uri, certs_url_for(client)
     )
     people = PeopleSource(records, client, settings, connect_url=oauth.issuer + CONNECT_PATH)
-    server = build_server(people, toolsets=toolsets, enabled=settings.write_tools)
+    sealing = request_state_security(vault_key) if vault_key else None
+    server = build_server(people, toolsets=toolsets, enabled=settings.write_tools, request_state=sealing)
     server.middleware.append(people.middleware)
     server.middleware.append(url_elicitation(people))
     options = with_public_origin(options, oauth)
@@ -129,6 +133,7 @@ def build_remote(
     callback = next((r for r in routes if isinstance(r, Route) and r.path == CALLBACK_PATH), None)
     routes[:0] = ConnectPages(people, records, sign_in, oauth).routes(callback)  # first: its callback wraps the AS's
     guard.app.router.routes.extend(routes)  # type: ignore[attr-defined]  # the SDK's Starlette app
+    guard.app.add_exception_handler(StoreUnavailable, store_down)  # type: ignore[attr-defined]
     gate = OAuthGate(
         ledger,
         oauth.public_url,
@@ -138,7 +143,16 @@ def build_remote(
         max_body_bytes=options.max_body_bytes,
     )
     guard.oauth = gate
+    guard.readiness = store.ready
     return Remote(store, ledger, records, client, people, gate, guard, authorization)
+
+
+async def store_down(_request: Any, _error: Exception) -> Any:
+    """The authorization server's pages and endpoints while the state store is unreachable: 503 with Retry-After
+    (a client retries; nothing is answered as refused)."""
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(STORE_DOWN, status_code=503, headers={"Retry-After": str(STORE_RETRY_AFTER_S)})
 
 
 def open_oauth_server(
@@ -152,7 +166,7 @@ def open_oauth_server(
     """The listening socket and the app of `--http BIND --auth oauth`; ValueError (a plain message naming the
     variable) for any misconfiguration, OSError when the address cannot be had. With `demo_folder` (--demo) the
     demo's emulator plays Google (`app/demo_remote.py`)."""
-    from server.remote.oauth_config import load_oauth_settings, open_vault
+    from server.remote.oauth_config import load_oauth_settings, open_vault, vault_key_bytes
     from server.runtime.config import home_dir
     from server.runtime.http_config import load_http_settings
     from server.toolsets import ALL_TOOLSETS
@@ -178,6 +192,7 @@ def open_oauth_server(
             env=env,
         )
         cipher = open_vault()
+        vault_key = vault_key_bytes()
         store = open_store({**env, STATE_DIR_ENV: str(oauth.state_dir)})
     except StoreUnavailable as exc:
         sock.close()
@@ -208,6 +223,7 @@ def open_oauth_server(
         on_shutdown=shutdown,
         extra_routes=routes,
         store=store,
+        vault_key=vault_key,
     )
     held.append(remote)
     return remote, sock, options

@@ -7,7 +7,8 @@
    server issued FOR THIS RESOURCE (`Ledger.verify_access(token, resource=...)`, RFC 8707): a token issued for
    another resource, unknown, expired or revoked gets 401 with `WWW-Authenticate: Bearer resource_metadata=...`
    (RFC 9728 5.1), so the client finds the authorization server and signs in; failures count towards the same
-   per-client limit as static tokens (429 beyond it); the token is never logged;
+   per-client limit as static tokens (429 beyond it); the token is never logged; a state store that cannot be
+   reached answers 503 with Retry-After instead (nobody is signed out because the store blinked);
 3. a person whose Google sign-in grant died (`PeopleSource.needs_sign_in`) gets 401 too, and the client's grant
    is revoked, so its refresh token cannot keep the dead session alive: the client signs in again;
 4. a `tools/call` of a write tool whose group the token's grant lacks gets 403 `insufficient_scope` with the scopes
@@ -39,6 +40,7 @@ from server.remote.metadata import (
     www_authenticate,
 )
 from server.remote.person import READ_SCOPE, group_scope
+from server.remote.store import StoreUnavailable
 from server.runtime.observability import get_logger
 
 log = get_logger("http")
@@ -47,6 +49,12 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 OPEN_PATHS = frozenset({AUTHORIZE_PATH, TOKEN_PATH, REGISTER_PATH, REVOKE_PATH})
 OPEN_PREFIXES = ("/.well-known/", "/oauth/")
+STORE_RETRY_AFTER_S = 5
+STORE_DOWN = {
+    "error": "temporarily_unavailable",
+    "error_description": "The server's state store is unreachable for the moment: retry in a few seconds "
+    "(operators: check GMAIL_MCP_STORE and this replica's /readyz).",
+}
 
 
 def is_open(path: str) -> bool:
@@ -92,14 +100,20 @@ class OAuthGate:
             await respond(send, 429, {"error": "too_many_failures"}, {"Retry-After": str(max(1, round(wait)))})
             return None
         token = bearer_of(headers)
-        access = await anyio.to_thread.run_sync(self.ledger.verify_access, token, self.resource) if token else None
+        try:
+            access = await anyio.to_thread.run_sync(self.ledger.verify_access, token, self.resource) if token else None
+            mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject) if access else None
+        except StoreUnavailable:  # the store blinked: nobody is signed out for it; the client retries
+            log.warning("state store unreachable: token check deferred", extra={"client": client, "path": path})
+            await respond(send, 503, STORE_DOWN, {"Retry-After": str(STORE_RETRY_AFTER_S)})
+            return None
         if access is None:
             reason = "wrong" if token else "missing"
             log.warning("authentication failed", extra={"client": client, "path": path, "reason": reason})
             limiter.fail(client)
             await self._challenge(send, 401, "invalid_token" if token else None, "Sign in to use this server")
             return None
-        mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject)
+        assert mailboxes is not None
         if not mailboxes.signed_in:
             self.ledger.revoke_grant(access.grant_id)
             log.warning(

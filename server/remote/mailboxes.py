@@ -9,8 +9,9 @@ may reach are those of the bound person only.
 
 A person's accounts are their Google grants in the state store (`Records.google_accounts(subject)`), named by
 their address; the default is the account they signed in with. Each (person, account) gets its own Gmail client
-(connections, retries, quota budget), caches, confirmation codes, send limit and audit trail (lines carry the
-person as a stable hash, never an address), built on first use and kept in a bounded LRU of people.
+(connections, retries), caches and audit trail (lines carry the person as a stable hash, never an address), built
+on first use and kept in a bounded LRU of people; its confirmation codes, send limit and quota budget live in the
+state store (`shared_confirmations.py`, `shared_limits.py`), so every replica sees the same.
 
 A Google grant that died (`invalid_grant`: revoked, expired; `invalid_rapt`: a fresh sign-in is wanted; seen by
 `google_tokens.GrantCredentials` or in a call's AuthError, `explain`) is dropped from the store, so every replica
@@ -36,6 +37,8 @@ from server.remote.google_tokens import GrantCredentials
 from server.remote.google_upstream import GoogleWebClient
 from server.remote.person import person_of
 from server.remote.records import Records
+from server.remote.shared_confirmations import SharedConfirmationBook
+from server.remote.shared_limits import SharedQuotaLimiter, SharedSendGuard
 from server.remote.store import GOOGLE
 from server.runtime.audit import AuditLog
 from server.runtime.config import Settings
@@ -261,7 +264,9 @@ class PeopleSource:
             http_factory=self.http_factory,
         )
         metrics = Metrics()
-        client = GmailClient(self.settings, credentials, metrics=metrics)
+        store, owner = self.records.store, f"{person.tag}\0{name.lower()}"  # shared by every replica
+        quota = SharedQuotaLimiter(store, owner, self.settings.quota_units_per_s)
+        client = GmailClient(self.settings, credentials, metrics=metrics, quota=quota)
         cached = CachedGmail(
             client,
             metrics=metrics,
@@ -273,6 +278,8 @@ class PeopleSource:
         )
         safety = WriteSafety.from_settings(self.settings)
         safety.audit = PersonAudit(self.settings.audit_log_path, person.tag)
+        safety.confirmations = SharedConfirmationBook(store, owner, safety.confirmations.ttl_s)
+        safety.send_guard = SharedSendGuard(store, owner, self.settings.send_limit_per_hour)
         return ToolContext(
             gmail=cached,
             enrich_top_k=self.settings.enrich_top_k,

@@ -178,3 +178,10 @@ def open_vault() -> Cipher:
         raise ValueError(
             f"--auth oauth seals Google refresh tokens with GMAIL_MCP_TOKEN_KEY (or the OS keyring): {error}"
         ) from None
+
+
+def vault_key_bytes() -> bytes:
+    """The vault key itself (after `open_vault` found it): the request-state key ring is derived from it."""
+    from server.runtime.token_crypto import key_for
+
+    return key_for("auto")[1]

@@ -1,7 +1,7 @@
 """The state store: what the authorization server keeps, behind one small key-value interface with expiry.
 
 Everything the remote mode remembers (registered clients, authorization codes, tokens, consents, Google grants,
-pending authorization requests, confirmation codes, the sealing key ring) is a JSON object under a (kind, key)
+pending authorization requests, confirmation codes) is a JSON object under a (kind, key)
 pair, and every entry expires. The operations are the ones a shared store offers atomically, so the same contract
 holds on the embedded SQLite store (`sqlite_store.py`) and on Redis or Valkey (`redis_store.py`: `SET PX`,
 `SET NX PX`, `GET`, `GETDEL`, `DEL`, a Lua `INCRBY` + `PEXPIRE`; its sweep a no-op since Redis expires keys
@@ -54,7 +54,7 @@ CONSENT = "consent"  # a person's consent for a client and scopes
 GOOGLE = "google"  # a person's Google grant (refresh token sealed with Fernet)
 PENDING = "pending"  # authorization requests in flight (state), until the browser comes back
 CONFIRM = "confirm"  # confirmation codes for sends and other writes, by hash: redeemed once (`take`)
-KEYRING = "keyring"  # the keys that seal 2026-07-28 `requestState`, shared by every replica
+KEYRING = "keyring"  # unused: the `requestState` ring is derived from the vault key instead (key_ring.py)
 KINDS = (CLIENT, CODE, SPENT_CODE, ACCESS, REFRESH, ROTATED, GRANT, CONSENT, GOOGLE, PENDING, CONFIRM, KEYRING)
 # Counter kinds (`incr` only; their values are integers, not JSON objects).
 SENT = "sent"  # sends per person per window (the send limit)
@@ -65,7 +65,7 @@ COUNTER_KINDS = (SENT, QUOTA, RATE)
 STORE_HINT = (
     "The server's state store is unreachable for the moment: retry the call in a few seconds; the server "
     "reconnects by itself when the store is back. If it keeps failing, the operator should check the store named "
-    "by GMAIL_MCP_STORE and the server's /healthz."
+    "by GMAIL_MCP_STORE and the replica's readiness endpoint /readyz."
 )
 
 
@@ -133,7 +133,7 @@ class StateStore(ABC):
     def ping(self) -> None: ...
 
     def ready(self) -> bool:
-        """Whether the store answers now (readiness: `/healthz`); never raises for an unreachable store."""
+        """Whether the store answers now (readiness: `/readyz`); never raises for an unreachable store."""
         try:
             self.ping()
         except StoreUnavailable:

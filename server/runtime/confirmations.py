@@ -126,7 +126,8 @@ class ConfirmationBook:
 
     # -- held questions (2026-07-28 input-required round trips) ---------------------------------------------------
 
-    def hold(self, item: object) -> str:
+    def hold(self, item: object, fingerprint: str = "") -> str:
+        """Keeps `item` under a new token; `fingerprint` (what the person was asked) matters to shared books only."""
         with self._lock:
             self._forget_expired()
             if len(self._held) >= MAX_OUTSTANDING:
@@ -135,6 +136,15 @@ class ConfirmationBook:
             token = secrets.token_urlsafe(24)
             self._held[token] = (self._clock() + self.ttl_s, item)
             return token
+
+    def claim(self, token: str) -> tuple[object | None, str | None]:
+        """The held question under `token`, once: (the item held in this process, or None; the fingerprint it was
+        held with where another process may answer it, else None). (None, None): unknown, taken or expired."""
+        with self._lock:
+            held = self._held.pop(token, None)
+            if held is None or self._clock() >= held[0]:
+                return None, None
+            return held[1], None
 
     def take(self, token: str, kind: type[T]) -> T | None:
         """The held item, once; None when unknown, already taken, expired, or not a `kind`."""

@@ -189,3 +189,19 @@ async def test_accepted_connections_have_nagle_off():
         writer.close()
     finally:
         server.close()
+
+
+async def test_readiness_is_separate_from_liveness():
+    app, _ = guard({"GMAIL_MCP_HTTP_TOKEN": SECRET})
+    reachable = [True]
+    async with client(app) as http:
+        assert (await http.get("/readyz")).json() == {"status": "ready"}  # no store: ready while serving
+        app.readiness = lambda: reachable[0]  # what --auth oauth sets: the state store answers a ping
+        reachable[0] = False
+        down = await http.get("/readyz")
+        assert down.status_code == 503 and down.json() == {"status": "store_unreachable"}
+        assert down.headers["retry-after"] == "5" and (await http.get("/healthz")).status_code == 200
+        reachable[0] = True
+        assert (await http.get("/readyz")).status_code == 200
+        app.stop()
+        assert (await http.get("/readyz")).json() == {"status": "stopping"}

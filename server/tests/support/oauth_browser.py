@@ -55,12 +55,13 @@ def build_server(
     *,
     allowed: str = "me@example.com",
     fetcher: ClientMetadataFetcher | None = None,
+    cipher: Any = None,
     **options: Any,
 ) -> AuthorizationServer:
     web = GoogleWebClient.from_file(client_file, certs_url=emulator.url + "/oauth2/v3/certs")
     return AuthorizationServer(
         store,
-        Fernet(Fernet.generate_key()),
+        cipher or Fernet(Fernet.generate_key()),
         resource_url=options.pop("resource_url", RESOURCE),
         issuer=options.pop("issuer", ISSUER),
         google=GoogleSignIn(web, CALLBACK),

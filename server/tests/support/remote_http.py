@@ -27,6 +27,7 @@ from server.remote.google_upstream import GoogleIdentity, GoogleSignIn
 from server.remote.ledger import TokenPair
 from server.remote.oauth_config import load_oauth_settings
 from server.remote.records import GoogleAccount
+from server.remote.store import StateStore
 from server.runtime.http_config import load_http_settings
 from server.tests.support.emulator import emulator_settings
 from server.toolsets import ALL_TOOLSETS
@@ -100,15 +101,19 @@ def remote_server(
     authorization_server: bool = False,
     env: dict[str, str] | None = None,
     metadata_tls: Any = None,
+    store: StateStore | None = None,
+    vault_key: bytes | None = None,
 ) -> Iterator[RemoteRun]:
-    """The remote HTTP app served on 127.0.0.1 (any free port) until the block ends."""
+    """The remote HTTP app served on 127.0.0.1 (any free port) until the block ends. Replicas of one deployment:
+    the same `store` data (a store object each) and `vault_key`, and one GMAIL_MCP_PUBLIC_URL in `env`."""
     from cryptography.fernet import Fernet
 
     scratch.mkdir(parents=True, exist_ok=True)
     sock = http.bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     public = f"http://127.0.0.1:{port}/mcp"
-    callback = f"http://127.0.0.1:{port}/oauth/google/callback"
+    origin = urlsplit((env or {}).get("GMAIL_MCP_PUBLIC_URL") or public)  # replicas share the public one
+    callback = f"{origin.scheme}://{origin.netloc}/oauth/google/callback"
     client_file = emulator.web_client_file(scratch / "web-client.json", callback)
     settings = emulator_settings(emulator, scratch, quota_units_per_s=0, write_tools=write_tools)
     oauth = load_oauth_settings(
@@ -131,12 +136,14 @@ def remote_server(
         settings,
         oauth,
         options,
-        cipher=Fernet(Fernet.generate_key()),
+        cipher=Fernet(vault_key or Fernet.generate_key()),
         toolsets=ALL_TOOLSETS,
         metrics=lambda: (b"", "text/plain"),
         authorization_server=authorization_server,
         allow_loopback_clients=True,
         metadata_tls=metadata_tls,
+        store=store,
+        vault_key=vault_key,
     )
     import uvicorn
 
