@@ -43,15 +43,16 @@ class HttpServer:
         return "\n".join(self.lines)
 
 
-def server_command(bind: str = "127.0.0.1:0") -> list[str]:
-    return [sys.executable, "-m", "server.main", "--http", bind]
+def server_command(bind: str = "127.0.0.1:0", args: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-m", "server.main", "--http", bind, *args]
 
 
 @contextmanager
-def http_server(env: dict[str, str], bind: str = "127.0.0.1:0") -> Iterator[HttpServer]:
-    """Starts the server and waits for the line that names its URL; stops it (SIGTERM) on exit."""
+def http_server(env: dict[str, str], bind: str = "127.0.0.1:0", args: tuple[str, ...] = ()) -> Iterator[HttpServer]:
+    """Starts the server (`args` added to its command line, e.g. `--auth oauth`) and waits for the line that names
+    its URL; stops it (SIGTERM) on exit."""
     process = subprocess.Popen(
-        server_command(bind),
+        server_command(bind, args),
         env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT), **env},
         cwd="/",
         stdin=subprocess.DEVNULL,
