@@ -30,7 +30,7 @@ from mcp.server.auth.provider import AccessToken
 
 from server.protocol.http_guard import FailedAuthLimiter, respond
 from server.remote.ledger import Ledger
-from server.remote.mailboxes import PeopleSource, person_tag
+from server.remote.mailboxes import SCOPE_KEY, PeopleSource, person_tag
 from server.remote.metadata import (
     AUTHORIZE_PATH,
     OIDC_WELL_KNOWN,
@@ -130,6 +130,7 @@ class OAuthGate:
             claims={"email": access.email or mailboxes.default_name, "iss": self.issuer},
         )
         scope["user"] = AuthenticatedUser(user)
+        scope[SCOPE_KEY] = mailboxes  # the SDK middleware binds these: one store read of the person per request
         if scope.get("method") != "POST":
             return receive
         body = await _read_body(receive, self.max_body_bytes)
