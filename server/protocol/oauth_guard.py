@@ -40,7 +40,7 @@ from server.remote.metadata import (
     www_authenticate,
 )
 from server.remote.person import READ_SCOPE, group_scope
-from server.remote.store import StoreUnavailable
+from server.remote.store import GOOGLE, StoreUnavailable
 from server.runtime.observability import get_logger
 
 log = get_logger("http")
@@ -101,8 +101,12 @@ class OAuthGate:
             return None
         token = bearer_of(headers)
         try:
-            access = await anyio.to_thread.run_sync(self.ledger.verify_access, token, self.resource) if token else None
-            mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject) if access else None
+            access, entry = (
+                await anyio.to_thread.run_sync(self.ledger.verify_access_with, token, self.resource, GOOGLE)
+                if token
+                else (None, None)
+            )  # the token, its grant and the person's Google accounts: two store round trips
+            mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject, entry) if access else None
         except StoreUnavailable:  # the store blinked: nobody is signed out for it; the client retries
             log.warning("state store unreachable: token check deferred", extra={"client": client, "path": path})
             await respond(send, 503, STORE_DOWN, {"Retry-After": str(STORE_RETRY_AFTER_S)})

@@ -55,6 +55,13 @@ _bound: contextvars.ContextVar[PersonMailboxes | None] = contextvars.ContextVar(
 SCOPE_KEY = "gmail_mcp.mailboxes"
 
 
+class Unread:
+    """`PeopleSource.person`'s default: the person's entry is not read yet (None would be "no entry")."""
+
+
+UNREAD = Unread()
+
+
 def grant_is_dead(error: GmailError) -> bool:
     """Google refused the refresh token for good (`gmail/errors.py`'s wording of invalid_grant / invalid_rapt)."""
     return isinstance(error, ReauthRequiredError) or "invalid_grant" in error.message
@@ -191,9 +198,11 @@ class PeopleSource:
         self.nobody = ToolContext(gmail=CachedGmail(nobody, metrics=Metrics()), enrich_top_k=0, metrics=Metrics())
 
     # ---- which person
-    def person(self, subject: str) -> PersonMailboxes:
-        """The person's mailboxes, rebuilt when their connected accounts changed (one store read)."""
-        entry = self.records.store.get(GOOGLE, subject)
+    def person(self, subject: str, entry: dict[str, Any] | Unread | None = UNREAD) -> PersonMailboxes:
+        """The person's mailboxes, rebuilt when their connected accounts changed (one store read, unless the
+        caller read their `google` entry already: `entry`)."""
+        if isinstance(entry, Unread):
+            entry = self.records.store.get(GOOGLE, subject)
         accounts = (entry or {}).get("accounts", [])
         listing = tuple((str(held["email"]).lower(), str(held["google_sub"])) for held in accounts)
         scopes = {str(held["email"]).lower(): frozenset(held.get("scopes") or ()) for held in accounts}

@@ -2,10 +2,11 @@
 for every call, so the count is part of its latency). Counted by the store itself (`RedisStore.round_trips`, a
 real redis-server), never timed.
 
-A warm read costs three: the access token, its grant (revocation is checked on every use) and the person's
-Google accounts, read once by the token check and handed to the SDK middleware in the request's scope; the
-scopes a tool's check needs come from that same read. Before: the person's accounts were read again by the
-middleware and by each scope check (eight round trips per call, bench/replicas.py --auth oauth).
+A warm read costs two: the access token, then its grant (revocation is checked on every use) with the person's
+Google accounts in one MGET (`Ledger.verify_access_with`, `StateStore.get_many`); the token check hands the
+person's mailboxes to the SDK middleware in the request's scope, and the scopes a tool's check needs come from
+that same read. Before: the accounts were read again by the middleware and by each scope check (eight round trips
+per call, bench/replicas.py --auth oauth).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def emulator(tmp_path: Path) -> Iterator[Emulator]:
         yield running
 
 
-async def test_a_warm_read_costs_three_store_round_trips(
+async def test_a_warm_read_costs_two_store_round_trips(
     emulator: Emulator, tmp_path: Path, redis_server: RedisServer
 ) -> None:
     store = RedisStore(redis_server.url, fresh_namespace())
@@ -53,4 +54,4 @@ async def test_a_warm_read_costs_three_store_round_trips(
                 found = await session.call_tool(SEARCH, {"query": "in:inbox", "max_results": 2 + number})
                 assert not found.is_error, found.content[0].text
                 spent.append(store.round_trips - before)
-    assert spent == [3, 3, 3], spent
+    assert spent == [2, 2, 2], spent
