@@ -33,7 +33,7 @@ from mcp.server.auth.provider import AccessToken
 
 from server.protocol.http_guard import FailedAuthLimiter, respond
 from server.remote.ledger import Access, Ledger
-from server.remote.mailboxes import PeopleSource, person_tag
+from server.remote.mailboxes import SCOPE_KEY, PeopleSource, person_tag
 from server.remote.metadata import (
     AUTHORIZE_PATH,
     OIDC_WELL_KNOWN,
@@ -44,7 +44,7 @@ from server.remote.metadata import (
 )
 from server.remote.oauth_common import AllowedUsers
 from server.remote.person import READ_SCOPE, group_scope
-from server.remote.store import StoreUnavailable
+from server.remote.store import GOOGLE, StoreUnavailable
 from server.runtime.observability import get_logger
 
 log = get_logger("http")
@@ -107,9 +107,13 @@ class OAuthGate:
             return None
         token = bearer_of(headers)
         try:
-            access = await anyio.to_thread.run_sync(self.ledger.verify_access, token, self.resource) if token else None
+            access, entry = (
+                await anyio.to_thread.run_sync(self.ledger.verify_access_with, token, self.resource, GOOGLE)
+                if token
+                else (None, None)
+            )  # the token, its grant and the person's Google accounts: two store round trips
             allowed = access is None or self._still_allowed(access)
-            mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject) if access else None
+            mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject, entry) if access else None
         except StoreUnavailable:  # the store blinked: nobody is signed out for it; the client retries
             log.warning("state store unreachable: token check deferred", extra={"client": client, "path": path})
             await respond(send, 503, STORE_DOWN, {"Retry-After": str(STORE_RETRY_AFTER_S)})
@@ -141,6 +145,7 @@ class OAuthGate:
             claims={"email": access.email or mailboxes.default_name, "iss": self.issuer},
         )
         scope["user"] = AuthenticatedUser(user)
+        scope[SCOPE_KEY] = mailboxes  # the SDK middleware binds these: one store read of the person per request
         if scope.get("method") != "POST":
             return receive
         body = await _read_body(receive, self.max_body_bytes)

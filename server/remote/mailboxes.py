@@ -51,6 +51,16 @@ log = get_logger("remote")
 CONNECT_TICKET = "connect-ticket"  # the stage of a pending request that is a connect link's ticket
 MAX_PEOPLE = 256  # people whose clients and caches stay in memory; the least recently served go first
 _bound: contextvars.ContextVar[PersonMailboxes | None] = contextvars.ContextVar("gmail_mcp_person", default=None)
+# Where the token check (`protocol/oauth_guard.py`) leaves the person's mailboxes it read for the request, in the
+# request's ASGI scope: the SDK middleware binds them without reading the store again.
+SCOPE_KEY = "gmail_mcp.mailboxes"
+
+
+class Unread:
+    """`PeopleSource.person`'s default: the person's entry is not read yet (None would be "no entry")."""
+
+
+UNREAD = Unread()
 
 
 def grant_is_dead(error: GmailError) -> bool:
@@ -88,6 +98,7 @@ class PersonMailboxes:
         self.subject = subject
         self.tag = person_tag(subject)
         self.listing = listing  # ((address lower-cased, google sub), ...) in connection order
+        self.scopes: dict[str, frozenset[str]] = {}  # address -> Google scopes, as of the last store read
         self._contexts: dict[str, ToolContext] = {}
         self._lock = threading.Lock()
 
@@ -135,8 +146,7 @@ class PersonMailboxes:
 
     def granted_scopes(self, account: str | None) -> frozenset[str] | None:
         key = (account or self.default_name).strip().lower()
-        found = self.owner.records.google_account(self.subject, key) if key in dict(self.listing) else None
-        return found.scopes if found else None
+        return self.scopes.get(key) if key in dict(self.listing) else None  # no store read: person() read them
 
     def mailbox_of(self, account: str | None) -> str | None:
         return self._name(account)
@@ -189,17 +199,20 @@ class PeopleSource:
         self.nobody = ToolContext(gmail=CachedGmail(nobody, metrics=Metrics()), enrich_top_k=0, metrics=Metrics())
 
     # ---- which person
-    def person(self, subject: str) -> PersonMailboxes:
-        """The person's mailboxes, rebuilt when their connected accounts changed (one store read)."""
-        entry = self.records.store.get(GOOGLE, subject)
-        listing = tuple(
-            (str(held["email"]).lower(), str(held["google_sub"])) for held in (entry or {}).get("accounts", [])
-        )
+    def person(self, subject: str, entry: dict[str, Any] | Unread | None = UNREAD) -> PersonMailboxes:
+        """The person's mailboxes, rebuilt when their connected accounts changed (one store read, unless the
+        caller read their `google` entry already: `entry`)."""
+        if isinstance(entry, Unread):
+            entry = self.records.store.get(GOOGLE, subject)
+        accounts = (entry or {}).get("accounts", [])
+        listing = tuple((str(held["email"]).lower(), str(held["google_sub"])) for held in accounts)
+        scopes = {str(held["email"]).lower(): frozenset(held.get("scopes") or ()) for held in accounts}
         with self._lock:
             mailboxes = self._people.get(subject)
             if mailboxes is None or mailboxes.listing != listing:
                 mailboxes = PersonMailboxes(self, subject, listing)
                 self._people[subject] = mailboxes
+            mailboxes.scopes = scopes
             self._people.move_to_end(subject)
             while len(self._people) > self.max_people:
                 self._people.popitem(last=False)
@@ -219,7 +232,12 @@ class PeopleSource:
     async def middleware(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         """The SDK server middleware: every request runs with its person's mailboxes bound."""
         person = person_of(ctx)
-        token = self.bind(person.subject if person else None)
+        scope = getattr(getattr(ctx, "request", None), "scope", None)
+        held = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
+        if person and isinstance(held, PersonMailboxes) and held.subject == person.subject:
+            token = _bound.set(held)  # read by the token check of this very request
+        else:
+            token = self.bind(person.subject if person else None)
         try:
             return await call_next(ctx)
         finally:

@@ -134,6 +134,10 @@ class RedisStore(StateStore):
         name = self._key(check_kind(kind), key)
         return _load(self._call(lambda: self._client.get(name)))
 
+    def get_many(self, items: list[tuple[str, str]]) -> list[dict[str, Any] | None]:
+        names = [self._key(check_kind(kind), key) for kind, key in items]
+        return [_load(raw) for raw in self._call(lambda: self._client.mget(names))] if names else []
+
     def take(self, kind: str, key: str) -> dict[str, Any] | None:
         name = self._key(check_kind(kind), key)
         return _load(self._call(lambda: self._client.getdel(name)))

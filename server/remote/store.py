@@ -134,6 +134,10 @@ class StateStore(ABC):
     @abstractmethod
     def get(self, kind: str, key: str) -> dict[str, Any] | None: ...
 
+    def get_many(self, items: list[tuple[str, str]]) -> list[dict[str, Any] | None]:
+        """`get` of each (kind, key), in order; a store that can reads them in one round trip (Redis: MGET)."""
+        return [self.get(kind, key) for kind, key in items]
+
     @abstractmethod
     def take(self, kind: str, key: str) -> dict[str, Any] | None: ...
 

@@ -63,6 +63,17 @@ def test_put_get_overwrite_and_kinds_are_separate(any_store: StoreUnderTest) -> 
     assert store.get(CONSENT, "k") == {"v": 2}
 
 
+def test_get_many_reads_each_entry_in_order_and_none_for_what_is_not_there(any_store: StoreUnderTest) -> None:
+    store = any_store.store
+    store.put(CONSENT, "k", {"v": 1}, ttl_s=60)
+    store.put(PENDING, "p", {"v": 2}, ttl_s=60)
+    wanted = [(PENDING, "p"), (CONSENT, "missing"), (CONSENT, "k"), (PENDING, "k")]
+    assert store.get_many(wanted) == [{"v": 2}, None, {"v": 1}, None]
+    assert store.get_many([]) == []
+    any_store.expire(CONSENT, "k")
+    assert store.get_many([(CONSENT, "k")]) == [None]
+
+
 def test_an_entry_lives_for_its_lifetime_and_then_is_gone_everywhere(any_store: StoreUnderTest) -> None:
     store = any_store.store
     store.put(CODE, "k", {"v": 1}, ttl_s=60)

@@ -191,6 +191,7 @@ class Replica:
     index: int
     port: int
     env: dict[str, str]
+    args: tuple[str, ...] = ()
     server: HttpServer | None = None
     stack: ExitStack = field(default_factory=ExitStack)
 
@@ -199,7 +200,7 @@ class Replica:
         return f"r{self.index}"
 
     def start(self) -> None:
-        self.server = self.stack.enter_context(http_server(self.env, f"127.0.0.1:{self.port}"))
+        self.server = self.stack.enter_context(http_server(self.env, f"127.0.0.1:{self.port}", self.args))
 
     def tool_ends(self) -> int:
         return 0 if self.server is None else self.server.log_text().count('"tool end"')
@@ -270,9 +271,13 @@ def replica_set(
     scopes: list[str] | None = None,
     extra_env: dict[str, str] | None = None,
     replica_env: Callable[[int], dict[str, str]] | None = None,
+    args: tuple[str, ...] = (),
+    front_port: int | None = None,
 ) -> Iterator[ReplicaSet]:
-    """`count` replicas (each with its own home folder and token file, granted `scopes`, default the emulator's)
-    behind HAProxy; see the module docstring."""
+    """`count` replicas (each with its own home folder and token file, granted `scopes`, default the emulator's;
+    `args` added to each command line, e.g. `("--auth", "oauth")`) behind HAProxy on `front_port` (default any
+    free one; `--auth oauth` replicas need it before they start: it is their GMAIL_MCP_PUBLIC_URL); see the
+    module docstring."""
     scratch.mkdir(parents=True, exist_ok=True)
     replicas = []
     for index in range(count):
@@ -281,7 +286,7 @@ def replica_set(
         env = emulator_env(emulator, _token(emulator, home / "token.json", scopes), **TEST_SERVER_ENV)
         env |= {"GMAIL_MCP_HOME": str(home), "GMAIL_MCP_HTTP_STATELESS": "0" if sticky else "1"}
         env |= (extra_env or {}) | (replica_env(index) if replica_env else {})
-        replicas.append(Replica(index, free_port(), env))
+        replicas.append(Replica(index, free_port(), env, args))
     with ExitStack() as stack:
         for replica in replicas:
             stack.callback(replica.stop)
@@ -291,7 +296,7 @@ def replica_set(
         # `<path>.<pid>.tmp` first, and a test's scratch folder alone can be 90 (HAProxy refused its configuration).
         sockets = Path(tempfile.mkdtemp(prefix="gmcp-hap-"))
         stack.callback(shutil.rmtree, sockets, ignore_errors=True)
-        front, admin = free_port(), sockets / "admin.sock"
+        front, admin = front_port or free_port(), sockets / "admin.sock"
         config = haproxy_config(front, [replica.port for replica in replicas], admin, sticky=sticky)
         proxy = stack.enter_context(haproxy(config, scratch, front, admin))
         for replica in replicas:
