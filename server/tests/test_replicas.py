@@ -38,8 +38,12 @@ SEARCH, GET = "gmail_search_messages", "gmail_get_message"
 CALLERS, MAX_ATTEMPTS = 50, 6
 # What a caller may see when a replica dies under it: its session gone (404: open a new one), the call cut
 # (no answer: HAProxy closes the client's connection, or answers 502/503), or a retryable tool error.
+# What a caller of a killed replica sees, each a reason to retry: its session gone, the connection cut (at the
+# socket, or an event stream that ended before its answer: "SSE stream ended without a response", 1 run in 5),
+# HAProxy's 502/503, or a retryable tool error.
 RETRYABLE = re.compile(
-    r"Session not found|RemoteProtocolError|ReadError|Server returned an error response|50[23]|^Retryable: ",
+    r"Session not found|RemoteProtocolError|ReadError|SSE stream ended without a response|"
+    r"Server returned an error response|50[23]|^Retryable: ",
 )
 REPLICA_ENV = {
     "GMAIL_MCP_HTTP_TOKEN": TOKEN,
