@@ -1,0 +1,151 @@
+"""Cleanup previews in the shared state store (issue 23): a preview made on one replica is run, continued and undone
+on another, its progress never repeated, one call at a time across replicas, each person's own. Each test runs on
+the embedded SQLite store and on a real redis-server (`any_store`); "another replica" is a second store object on
+the same data (`any_store.replica()`), as a second process would open it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from server.remote.shared_cleanups import SharedCleanupBook, pack_ids, unpack_ids
+from server.remote.store import CLEANUP, secret_key
+from server.runtime.cleanup_book import DEFAULT_TTL_S, CleanupPlan
+from server.tests.support.redis_server import StoreUnderTest
+
+OWNER = "person-tag\0me@example.com"
+MAX_IDS = 25_000  # gmail_cleanup_preview's cap (toolsets/cleanup/preview.py)
+
+
+def gmail_ids(count: int) -> tuple[str, ...]:
+    """Ids shaped as Gmail's: 16 hex digits (e.g. "18c7a2f3b4d5e6f7")."""
+    return tuple(hashlib.sha256(str(n).encode()).hexdigest()[:16] for n in range(count))
+
+
+def plan(count: int = 3_500) -> CleanupPlan:
+    return CleanupPlan(
+        preview_id="", query="category:promotions", action="archive", ids=gmail_ids(count), remove=("INBOX",)
+    )
+
+
+def books(any_store: StoreUnderTest, owner: str = OWNER, **book: object) -> tuple[SharedCleanupBook, SharedCleanupBook]:
+    return (
+        SharedCleanupBook(any_store.store, owner, wall=any_store.clock, **book),  # type: ignore[arg-type]
+        SharedCleanupBook(any_store.replica(), owner, wall=any_store.clock, **book),  # type: ignore[arg-type]
+    )
+
+
+def test_a_preview_made_on_one_replica_is_read_whole_on_another(any_store: StoreUnderTest) -> None:
+    a, b = books(any_store)
+    made = a.add(plan())
+    read = b.get(made.preview_id)
+    assert read is not None and read is not made
+    assert (read.query, read.action, read.ids, read.remove) == (made.query, made.action, made.ids, ("INBOX",))
+    assert (read.done, read.undone, read.confirmed, read.label_id) == (0, 0, False, None)
+
+
+def test_a_preview_is_its_persons_and_accounts_own(any_store: StoreUnderTest) -> None:
+    a, _ = books(any_store)
+    made = a.add(plan())
+    stranger = SharedCleanupBook(any_store.replica(), "other-person\0me@example.com")
+    other_account = SharedCleanupBook(any_store.replica(), "person-tag\0work@example.com")
+    assert stranger.get(made.preview_id) is None and other_account.get(made.preview_id) is None
+    assert not any_store.store.get(CLEANUP, made.preview_id)  # nothing stored under the bare id either
+
+
+def test_a_run_continued_on_another_replica_resumes_where_the_first_stopped(any_store: StoreUnderTest) -> None:
+    a, b = books(any_store)
+    on_a = a.get(a.add(plan()).preview_id)
+    assert on_a is not None and a.claim(on_a)
+    on_a.confirmed, on_a.label_id, on_a.label_name = True, "Label_9", "gmail-mcp/cleanup-2026-11-26-1"
+    on_a.done = 1_000  # one chunk sent
+    a.save(on_a)
+    a.release(on_a)
+    on_b = b.get(on_a.preview_id)
+    assert on_b is not None and b.claim(on_b)
+    assert (on_b.done, on_b.confirmed, on_b.label_id) == (1_000, True, "Label_9")  # the cursor: no chunk again
+    on_b.done = 2_000
+    b.save(on_b)
+    b.release(on_b)
+    stale = a.get(on_a.preview_id)  # A sees B's progress too (undo goes back from there)
+    assert stale is not None and stale.done == 2_000
+
+
+def test_claiming_reads_progress_saved_after_the_plan_was_read(any_store: StoreUnderTest) -> None:
+    a, b = books(any_store)
+    made = a.add(plan())
+    read_early = b.get(made.preview_id)  # B read the plan before A's call moved on
+    assert read_early is not None and a.claim(made)
+    made.done = 1_000
+    a.save(made)
+    a.release(made)
+    read_early.confirmed = True  # the yes B's own call just got
+    assert b.claim(read_early)
+    assert read_early.done == 1_000 and read_early.confirmed
+
+
+def test_one_call_at_a_time_across_replicas(any_store: StoreUnderTest) -> None:
+    a, b = books(any_store)
+    made = a.add(plan())
+    on_b = b.get(made.preview_id)
+    assert on_b is not None
+    assert a.claim(made)
+    assert not b.claim(on_b) and not a.claim(a.get(made.preview_id) or made)  # the lease is held: refused
+    a.release(made)
+    assert b.claim(on_b)
+    b.release(on_b)
+
+
+def test_a_lease_left_by_a_call_that_died_ends_with_its_lifetime(any_store: StoreUnderTest) -> None:
+    a, b = books(any_store, call_budget_s=120.0)
+    made = a.add(plan())
+    assert a.claim(made)  # the replica dies here: no release
+    lease = secret_key(f"{OWNER}\0{made.preview_id}\0lease")
+    left = any_store.remaining_ms(CLEANUP, lease)
+    assert left is not None and 120_000 < left <= 240_000  # the call budget and a margin
+    any_store.expire(CLEANUP, lease)
+    on_b = b.get(made.preview_id)
+    assert on_b is not None and b.claim(on_b)
+
+
+def test_ids_are_stored_compactly_and_live_as_long_as_in_process(any_store: StoreUnderTest) -> None:
+    a, b = books(any_store)
+    made = a.add(plan(MAX_IDS))
+    stored = any_store.store.get(CLEANUP, secret_key(f"{OWNER}\0{made.preview_id}\0ids"))
+    assert stored is not None and len(stored["ids"]) < 0.65 * len(",".join(made.ids))
+    assert unpack_ids(stored["ids"]) == made.ids
+    for part in ("ids", "state"):
+        left = any_store.remaining_ms(CLEANUP, secret_key(f"{OWNER}\0{made.preview_id}\0{part}"))
+        assert left is not None and DEFAULT_TTL_S * 1000 - 60_000 < left <= DEFAULT_TTL_S * 1000
+    read = b.get(made.preview_id)
+    assert read is not None and read.count == MAX_IDS
+
+
+def test_an_expired_preview_is_unknown_on_every_replica(any_store: StoreUnderTest) -> None:
+    a, b = books(any_store)
+    made = a.add(plan())
+    any_store.expire(CLEANUP, secret_key(f"{OWNER}\0{made.preview_id}\0state"))
+    assert a.get(made.preview_id) is None and b.get(made.preview_id) is None
+
+
+def test_at_most_max_entries_previews_per_account_the_oldest_unused_goes(any_store: StoreUnderTest) -> None:
+    a, b = books(any_store, max_entries=2)
+    first = a.add(plan(10))
+    any_store.clock.now += 1
+    second = b.add(plan(10))
+    any_store.clock.now += 1
+    assert a.get(first.preview_id) is not None  # used again: now the second is the oldest unused
+    any_store.clock.now += 1
+    third = b.add(plan(10))
+    assert b.get(second.preview_id) is None
+    assert a.get(first.preview_id) is not None and a.get(third.preview_id) is not None
+
+
+@pytest.mark.parametrize("count", [0, 1, 999, 1_001])
+def test_packing_keeps_every_id_in_order(count: int) -> None:
+    ids = gmail_ids(count)
+    assert unpack_ids(pack_ids(ids)) == ids
+    other = (*ids, "Message-Not-Hex_1")  # an id of another shape is kept as it is, in its place
+    assert unpack_ids(pack_ids(other)) == other
