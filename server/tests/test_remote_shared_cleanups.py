@@ -7,13 +7,23 @@ the same data (`any_store.replica()`), as a second process would open it.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from server.errors import InvalidInputError
 from server.remote.shared_cleanups import SharedCleanupBook, pack_ids, unpack_ids
-from server.remote.store import CLEANUP, secret_key
+from server.remote.shared_confirmations import SharedConfirmationBook
+from server.remote.store import CLEANUP, StateStore, secret_key
 from server.runtime.cleanup_book import DEFAULT_TTL_S, CleanupPlan
+from server.tests.support.cleanup import DAY, cleanup_stack, last_seq, log_of
 from server.tests.support.redis_server import StoreUnderTest
+from server.tests.support.writes import WriteStack
+from server.tools import ConfirmationRequest, ToolContext
+from server.toolsets.cleanup.models import CleanupPreviewInput, CleanupRunInput, CleanupRunResult, CleanupUndoInput
+from server.toolsets.cleanup.preview import preview
+from server.toolsets.cleanup.run import cleanup_run, cleanup_undo
 
 OWNER = "person-tag\0me@example.com"
 MAX_IDS = 25_000  # gmail_cleanup_preview's cap (toolsets/cleanup/preview.py)
@@ -149,3 +159,56 @@ def test_packing_keeps_every_id_in_order(count: int) -> None:
     assert unpack_ids(pack_ids(ids)) == ids
     other = (*ids, "Message-Not-Hex_1")  # an id of another shape is kept as it is, in its place
     assert unpack_ids(pack_ids(other)) == other
+
+
+NEWSLETTERS = 5_000
+
+
+def replica_context(stack: WriteStack, store: StateStore) -> ToolContext:
+    """The stack's mailbox as a replica serves it: the cleanup book and codes in `store`, a call ending after two
+    chunks (GMAIL_MCP_CLEANUP_CHUNKS_PER_CALL's hook)."""
+    book = SharedCleanupBook(store, OWNER, chunks_per_call=2, clock=stack.clock, today=lambda: DAY)
+    codes = SharedConfirmationBook(store, OWNER, 300.0, clock=stack.clock)
+    return replace(stack.ctx, safety=replace(stack.ctx.safety, cleanups=book, confirmations=codes))
+
+
+def touched(stack: WriteStack, since: int) -> list[list[str]]:
+    return [ids for entry in log_of(stack, since) for ids in entry.get("modified_ids", [])]
+
+
+@pytest.mark.slow  # 5,000 generated newsletters: a few seconds
+def test_a_run_moves_between_replicas_chunk_by_chunk_without_repeats_and_undo_restores(
+    any_store: StoreUnderTest, tmp_path: Path
+) -> None:
+    """The real run and undo tools against the emulator (Gmail's 1,000-id batchModify limit, gmail-api-wire.md),
+    each call landing on the other replica: every message is changed exactly once, in order, and undone."""
+    with cleanup_stack(tmp_path, newsletters=NEWSLETTERS) as stack:
+        before = {m.id: tuple(sorted(m.label_ids)) for m in stack.emulator.store.messages}
+        a, b = replica_context(stack, any_store.store), replica_context(stack, any_store.replica())
+        made = preview(a, CleanupPreviewInput(query="category:promotions", action="archive"))
+        assert made.preview_id and made.message_count == NEWSLETTERS
+        asked = cleanup_run(b, CleanupRunInput(preview_id=made.preview_id))
+        assert isinstance(asked, ConfirmationRequest)
+        code = asked.without_asking(b).confirmation_code
+        since = last_seq(stack)
+        first = cleanup_run(a, CleanupRunInput(preview_id=made.preview_id, confirmation_code=code))
+        assert isinstance(first, CleanupRunResult) and (first.status, first.done_count) == ("paused", 2_000)
+        on_b = b.safety.cleanups.get(made.preview_id)
+        assert on_b is not None and b.safety.cleanups.claim(on_b)  # a call working on it on B right now
+        with pytest.raises(InvalidInputError, match="Another call is running this cleanup"):
+            cleanup_run(a, CleanupRunInput(preview_id=made.preview_id))
+        b.safety.cleanups.release(on_b)
+        second = cleanup_run(b, CleanupRunInput(preview_id=made.preview_id))  # no new code: the yes is shared
+        third = cleanup_run(a, CleanupRunInput(preview_id=made.preview_id))
+        assert isinstance(second, CleanupRunResult) and isinstance(third, CleanupRunResult)
+        assert (second.done_count, third.status, third.done_count) == (4_000, "done", NEWSLETTERS)
+        batches = touched(stack, since)
+        assert [len(ids) for ids in batches] == [1_000] * 5
+        assert [i for ids in batches for i in ids] == list(b.safety.cleanups.get(made.preview_id).ids)  # type: ignore[union-attr]
+        undo_since, turn, undone = last_seq(stack), 0, None
+        while undone is None or undone.status == "paused":
+            undone = cleanup_undo((b, a)[turn % 2], CleanupUndoInput(preview_id=made.preview_id))
+            turn += 1
+        assert (undone.status, undone.restored_count, turn) == ("undone", NEWSLETTERS, 3)
+        assert len(touched(stack, undo_since)) == 5
+        assert {m.id: tuple(sorted(m.label_ids)) for m in stack.emulator.store.messages} == before
