@@ -10,7 +10,8 @@ gets.
   labels, whether the person confirmed, and how far the run and the undo got: a few hundred bytes, rewritten after
   every chunk). A preview of another person or account is a different key, so it is simply unknown there.
 - Both live `ttl_s` after their last use (24 h, as in-process); the ids entry is rewritten at most every
-  `ttl_s / 4` to keep it alive. At most `max_entries` previews per (person, account) are kept: an index entry lists
+  `ttl_s / 4` to keep it alive; the state only under the lease (below), so a read never puts back a cursor
+  that a run on another replica moved on since. At most `max_entries` previews per (person, account) are kept: an index entry lists
   them, and the oldest unused one is dropped when a new one comes (best effort between replicas racing to add; the
   lifetime bounds everything anyway).
 - A run or undo holds a lease (`add` of a `lease` entry, so exactly one replica gets it; its lifetime is the call
@@ -106,9 +107,23 @@ class SharedCleanupBook(CleanupBook):
         if now - ids_at >= self.ttl_s / 4:  # keep the ids alive as long as the preview is used
             ids_at = now
             self.store.put(CLEANUP, self._key(preview_id, "ids"), {"ids": ids["ids"], "at": now}, self.ttl_s)
-        self._put_state(plan, ids_at=ids_at)
+        self._touch(preview_id, ids_at)
         self._remember(preview_id, now)
         return plan
+
+    def _touch(self, preview_id: str, ids_at: float) -> None:
+        """Renews the state's lifetime, only under the lease: progress is written by the call holding it alone, so
+        a read on one replica never puts back a cursor that a run on another has moved on since. While a call
+        holds the lease there is nothing to do: it writes the state after each chunk."""
+        lease = self._key(preview_id, "lease")
+        if not self.store.add(CLEANUP, lease, {"at": self.wall()}, self._lease_s):
+            return
+        try:
+            state = self.store.get(CLEANUP, self._key(preview_id, "state"))
+            if state is not None:
+                self.store.put(CLEANUP, self._key(preview_id, "state"), {**state, "ids_at": ids_at}, self.ttl_s)
+        finally:
+            self.store.delete(CLEANUP, lease)
 
     def claim(self, plan: CleanupPlan) -> bool:
         """Takes the lease (one call on one replica at a time) and reads how far the previous call got."""

@@ -7,8 +7,10 @@ the same data (`any_store.replica()`), as a second process would open it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -212,3 +214,54 @@ def test_a_run_moves_between_replicas_chunk_by_chunk_without_repeats_and_undo_re
         assert (undone.status, undone.restored_count, turn) == ("undone", NEWSLETTERS, 3)
         assert len(touched(stack, undo_since)) == 5
         assert {m.id: tuple(sorted(m.label_ids)) for m in stack.emulator.store.messages} == before
+
+
+class SaveAfterRead(StateStore):
+    """Replica B's store, on the same data: right after B reads an entry, `then` runs once (replica A's chunk
+    landing between B's read and whatever B writes next), the interleaving that lost a cursor."""
+
+    def __init__(self, inner: StateStore, then: Callable[[], None]) -> None:
+        self.inner, self.then = inner, then
+
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        value = self.inner.get(kind, key)
+        then, self.then = self.then, lambda: None
+        then()
+        return value
+
+    def put(self, kind: str, key: str, value: dict[str, Any], ttl_s: float) -> None:
+        self.inner.put(kind, key, value, ttl_s)
+
+    def add(self, kind: str, key: str, value: dict[str, Any], ttl_s: float) -> bool:
+        return self.inner.add(kind, key, value, ttl_s)
+
+    def take(self, kind: str, key: str) -> dict[str, Any] | None:
+        return self.inner.take(kind, key)
+
+    def delete(self, kind: str, key: str) -> bool:
+        return self.inner.delete(kind, key)
+
+    def incr(self, kind: str, key: str, amount: int, ttl_s: float) -> int:
+        return self.inner.incr(kind, key, amount, ttl_s)
+
+    def sweep(self) -> int:
+        return self.inner.sweep()
+
+    def ping(self) -> None:
+        self.inner.ping()
+
+
+def test_reading_a_preview_while_another_replica_runs_it_never_puts_its_cursor_back(any_store: StoreUnderTest) -> None:
+    a, _ = books(any_store)
+    made = a.add(plan())
+    assert a.claim(made)
+
+    def chunk_on_a() -> None:
+        made.done = 1_000
+        a.save(made)
+
+    b = SharedCleanupBook(SaveAfterRead(any_store.replica(), chunk_on_a), OWNER, wall=any_store.clock)
+    assert b.get(made.preview_id) is not None  # B read the cursor at 0; A moved it to 1,000 meanwhile
+    a.release(made)
+    after = b.get(made.preview_id)
+    assert after is not None and b.claim(after) and after.done == 1_000  # not put back to 0: no chunk again
