@@ -37,6 +37,7 @@ from server.remote.google_tokens import GrantCredentials
 from server.remote.google_upstream import GoogleWebClient
 from server.remote.person import person_of
 from server.remote.records import Records
+from server.remote.shared_cleanups import SharedCleanupBook
 from server.remote.shared_confirmations import SharedConfirmationBook
 from server.remote.shared_limits import SharedQuotaLimiter, SharedSendGuard
 from server.remote.store import GOOGLE
@@ -299,6 +300,10 @@ class PeopleSource:
         safety.audit = PersonAudit(self.settings.audit_log_path, person.tag)
         safety.confirmations = SharedConfirmationBook(store, owner, safety.confirmations.ttl_s)
         safety.send_guard = SharedSendGuard(store, owner, self.settings.send_limit_per_hour)
+        book = safety.cleanups
+        safety.cleanups = SharedCleanupBook(
+            store, owner, call_budget_s=book.call_budget_s, chunks_per_call=book.chunks_per_call, ttl_s=book.ttl_s
+        )
         # The filters this server created for this person's account: in memory, never beside the server's own
         # token path (shared by everyone, and no token file of theirs exists). Forgotten, a filter only asks for
         # the person's yes again before it is deleted.

@@ -56,6 +56,7 @@ CONSENT = "consent"  # a person's consent for a client and scopes
 GOOGLE = "google"  # a person's Google grant (refresh token sealed with Fernet)
 PENDING = "pending"  # authorization requests in flight (state), until the browser comes back
 CONFIRM = "confirm"  # confirmation codes for sends and other writes, by hash: redeemed once (`take`)
+CLEANUP = "cleanup"  # previewed cleanups (ids, progress, a run's lease), by hash of person, account and preview
 KEYRING = "keyring"  # unused: the `requestState` ring is derived from the vault key instead (key_ring.py)
 KINDS = (
     CLIENT,
@@ -71,6 +72,7 @@ KINDS = (
     GOOGLE,
     PENDING,
     CONFIRM,
+    CLEANUP,
     KEYRING,
 )
 # Counter kinds (`incr` only; their values are integers, not JSON objects).

@@ -6,9 +6,10 @@ chunk, so a call that ends (its time budget spent, or the client gone) is contin
 `preview_id` from where it stopped, and no chunk is sent twice. Undo moves its own cursor the same way.
 
 State lives in memory, per account, for `ttl_s` after its last use, and at most `max_entries` previews (the
-oldest unused one goes first). Replicas (issue 23) will move it to the shared state store, as they will the
-confirmation codes; until then a restart forgets unfinished cleanups (their messages keep the dated label, which
-the person can search for and change in Gmail).
+oldest unused one goes first); a restart forgets unfinished cleanups (their messages keep the dated label, which
+the person can search for and change in Gmail). The remote mode keeps them in the shared state store instead
+(`server/remote/shared_cleanups.py`, issue 23), so any replica runs or undoes a preview made on another: there
+`save` writes the progress after each chunk; here the plan itself is the record and `save` has nothing to do.
 """
 
 from __future__ import annotations
@@ -105,6 +106,9 @@ class CleanupBook:
                 return False
             plan.busy = True
             return True
+
+    def save(self, plan: CleanupPlan) -> None:
+        """Records how far `plan` got (called after each chunk); in memory the plan is its own record."""
 
     def release(self, plan: CleanupPlan) -> None:
         with self._lock:

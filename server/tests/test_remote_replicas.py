@@ -79,7 +79,12 @@ def open_replica_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
 
 
 @contextmanager
-def replicas(emulator: Emulator, tmp_path: Path, stores: list[StateStore]) -> Iterator[list[RemoteRun]]:
+def replicas(
+    emulator: Emulator,
+    tmp_path: Path,
+    stores: list[StateStore],
+    write_tools: frozenset[str] = frozenset({"drafts", "send"}),
+) -> Iterator[list[RemoteRun]]:
     vault_key = Fernet.generate_key()
     with ExitStack() as stack:
         yield [
@@ -87,7 +92,7 @@ def replicas(emulator: Emulator, tmp_path: Path, stores: list[StateStore]) -> It
                 remote_server(
                     emulator,
                     tmp_path / f"replica-{index}",
-                    write_tools=frozenset({"drafts", "send"}),
+                    write_tools=write_tools,
                     env={"GMAIL_MCP_PUBLIC_URL": PUBLIC},
                     authorization_server=True,
                     store=store,
@@ -126,6 +131,42 @@ async def test_a_code_issued_on_one_replica_is_redeemed_on_another_and_sends_onc
         for run in (a, b):
             ready = httpx2.get(run.base + "/readyz", timeout=10)
             assert ready.status_code == 200 and ready.json() == {"status": "ready"}
+
+
+async def test_a_cleanup_previewed_on_one_replica_is_run_on_another_and_undone_on_the_first(
+    emulator: Emulator, tmp_path: Path, open_replica_store
+) -> None:
+    """Issue 23: the preview's ids and progress are in the shared store, so B runs what A previewed (exactly those
+    messages, once) and A undoes what B changed."""
+    emulator.reset()
+    stores = [open_replica_store(), open_replica_store()]
+    with replicas(emulator, tmp_path, stores, frozenset({"cleanup"})) as (a, b):
+        me = a.sign_in(OWNER)
+        token = a.token_for(me, scopes=["gmail.read", "gmail.cleanup"], resource=PUBLIC).access_token
+        async with client(a, token) as on_a, client(b, token) as on_b:
+            unread = {"query": "is:unread", "action": "mark_read"}
+            preview = (await on_a.call_tool("gmail_cleanup_preview", unread)).structured_content
+            count, preview_id = preview["message_count"], preview["preview_id"]
+            assert count > 0
+            asked = await on_b.call_tool("gmail_cleanup_run", {"preview_id": preview_id})
+            assert asked.structured_content["status"] == "confirmation_required", asked.content[0].text
+            code = asked.structured_content["confirmation_code"]
+            ran = await on_b.call_tool("gmail_cleanup_run", {"preview_id": preview_id, "confirmation_code": code})
+            assert not ran.is_error, ran.content[0].text
+            assert (ran.structured_content["status"], ran.structured_content["done_count"]) == ("done", count)
+            after = (await on_a.call_tool("gmail_cleanup_preview", unread)).structured_content
+            assert after["message_count"] == 0  # Gmail (the emulator) has them read now
+            again = await on_a.call_tool("gmail_cleanup_run", {"preview_id": preview_id})
+            assert again.structured_content["status"] == "done"  # A knows B finished it: nothing sent twice
+            assert again.structured_content.get("changed_this_call") in (None, 0)
+            undone = await on_a.call_tool("gmail_cleanup_undo", {"preview_id": preview_id})
+            assert not undone.is_error, undone.content[0].text
+            assert (undone.structured_content["status"], undone.structured_content["restored_count"]) == (
+                "undone",
+                count,
+            )
+            restored = (await on_b.call_tool("gmail_cleanup_preview", unread)).structured_content
+            assert restored["message_count"] == count
 
 
 class RoundRobin(httpx2.AsyncBaseTransport):

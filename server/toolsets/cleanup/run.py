@@ -161,9 +161,10 @@ def execute(ctx: ToolContext, plan: CleanupPlan) -> CleanupRunResult:
         raise InvalidInputError(
             "Another call is running this cleanup right now.", hint="Wait for it to answer, then call again."
         )
-    started, chunks, before = book.clock(), 0, plan.done
+    started, chunks, before = book.clock(), 0, plan.done  # claim read the cursor of the previous call
     try:
         _dated_label(ctx, plan)
+        book.save(plan)  # the yes and the label, for a call continued on another replica
         while not plan.finished:
             chunk = list(plan.ids[plan.done : plan.done + CHUNK])
             add, remove = [plan.label_id or "", *plan.add], list(plan.remove)
@@ -172,6 +173,7 @@ def execute(ctx: ToolContext, plan: CleanupPlan) -> CleanupRunResult:
             ):
                 ctx.gmail.batch_modify(chunk, add=add, remove=remove)
             plan.done += len(chunk)
+            book.save(plan)
             chunks += 1
             progress.report(plan.done, plan.count, f"{plan.done:,} of {plan.count:,} messages cleaned up")
             if not plan.finished and _budget_spent(ctx, started, chunks):
@@ -205,7 +207,7 @@ def cleanup_undo(ctx: ToolContext, args: CleanupUndoInput) -> CleanupUndoResult:
         )  # fmt: skip
     if not book.claim(plan):
         raise InvalidInputError("Another call is working on this cleanup.", hint="Wait for it to answer, then retry.")
-    started, chunks = book.clock(), 0
+    started, chunks = book.clock(), 0  # claim read the cursor of the previous call
     plan_undo_add, plan_undo_remove = list(plan.remove), [plan.label_id, *plan.add]
     try:
         if ctx.safety.dry_run:
@@ -218,6 +220,7 @@ def cleanup_undo(ctx: ToolContext, args: CleanupUndoInput) -> CleanupUndoResult:
             with audited(ctx, UNDO_TOOL, "batchModify", preview=plan.preview_id, count=len(chunk)):
                 ctx.gmail.batch_modify(chunk, add=plan_undo_add, remove=plan_undo_remove)
             plan.undone += len(chunk)
+            book.save(plan)
             chunks += 1
             progress.report(plan.undone, plan.done, f"{plan.undone:,} of {plan.done:,} messages restored")
             if plan.undone < plan.done and _budget_spent(ctx, started, chunks):
