@@ -11,9 +11,9 @@ gets.
   every chunk). A preview of another person or account is a different key, so it is simply unknown there.
 - Both live `ttl_s` after their last use (24 h, as in-process); the ids entry is rewritten at most every
   `ttl_s / 4` to keep it alive; the state only under the lease (below), so a read never puts back a cursor
-  that a run on another replica moved on since. At most `max_entries` previews per (person, account) are kept: an index entry lists
-  them, and the oldest unused one is dropped when a new one comes (best effort between replicas racing to add; the
-  lifetime bounds everything anyway).
+  that a run on another replica moved on since. At most `max_entries` previews per (person, account) are kept:
+  an index entry lists them, and the oldest unused one is dropped when a new one comes (best effort between
+  replicas racing to add; the lifetime bounds everything anyway).
 - A run or undo holds a lease (`add` of a `lease` entry, so exactly one replica gets it; its lifetime is the call
   budget plus a margin, renewed at each chunk). A second call on any replica while it is held is refused with a
   plain message. Claiming re-reads the progress, so a call continued on another replica resumes at the cursor the
