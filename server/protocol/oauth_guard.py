@@ -33,7 +33,7 @@ from mcp.server.auth.provider import AccessToken
 
 from server.protocol.http_guard import FailedAuthLimiter, respond
 from server.remote.ledger import Access, Ledger
-from server.remote.mailboxes import SCOPE_KEY, PeopleSource, person_tag
+from server.remote.mailboxes import SCOPE_KEY, PeopleSource, PersonMailboxes, person_tag
 from server.remote.metadata import (
     AUTHORIZE_PATH,
     OIDC_WELL_KNOWN,
@@ -107,13 +107,11 @@ class OAuthGate:
             return None
         token = bearer_of(headers)
         try:
-            access, entry = (
-                await anyio.to_thread.run_sync(self.ledger.verify_access_with, token, self.resource, GOOGLE)
-                if token
-                else (None, None)
-            )  # the token, its grant and the person's Google accounts: two store round trips
-            allowed = access is None or self._still_allowed(access)
-            mailboxes = await anyio.to_thread.run_sync(self.people.person, access.subject, entry) if access else None
+            # One trip off the event loop for the whole check: the token, its grant and the person's Google accounts
+            # (two store round trips), the allow-list, and the person's mailboxes (built from what was just read).
+            access, allowed, mailboxes = (
+                await anyio.to_thread.run_sync(self._check, token) if token else (None, True, None)
+            )
         except StoreUnavailable:  # the store blinked: nobody is signed out for it; the client retries
             log.warning("state store unreachable: token check deferred", extra={"client": client, "path": path})
             await respond(send, 503, STORE_DOWN, {"Retry-After": str(STORE_RETRY_AFTER_S)})
@@ -170,6 +168,15 @@ class OAuthGate:
         except StoreUnavailable:
             issued = False
         return "stale" if issued else "wrong"
+
+    def _check(self, token: str) -> tuple[Access | None, bool, PersonMailboxes | None]:
+        """(the token's meaning, whether the allow-list still admits its person, their mailboxes). Blocking."""
+        access, entry = self.ledger.verify_access_with(token, self.resource, GOOGLE)
+        if access is None:
+            return None, True, None
+        if not self._still_allowed(access):
+            return access, False, None
+        return access, True, self.people.person(access.subject, entry)
 
     def _still_allowed(self, access: Access) -> bool:
         """Whether `GMAIL_MCP_ALLOWED_USERS` still admits the signed-in person (checked on every request: removing
