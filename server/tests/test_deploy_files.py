@@ -72,13 +72,13 @@ def test_the_dockerfile_builds_what_compose_and_kubernetes_run():
     assert container["ports"] == [{"name": "http", "containerPort": PORT}]
 
 
-def test_readiness_is_readyz_and_liveness_is_the_process():
+def test_readiness_is_healthz_and_liveness_is_the_process():
     guard = (PROJECT_ROOT / "server" / "protocol" / "http_guard.py").read_text(encoding="utf-8")
-    assert 'path == "/readyz"' in guard and 'path == "/healthz"' in guard
+    assert 'path == "/healthz"' in guard
     spec = one("Deployment", "gmail-mcp")["spec"]
     pod = spec["template"]["spec"]
     (container,) = pod["containers"]
-    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert "tcpSocket" in container["livenessProbe"]  # not the store: a replica without it recovers by itself
     assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
     # SIGKILL comes after the preStop wait and the server's own grace for calls in flight

@@ -2,7 +2,7 @@
 
 `replica_set(emulator, scratch, count=3)` starts the replicas against one emulator (each on a fixed free port, so
 a replica restarted later comes back where HAProxy expects it), then HAProxy in front with a generated
-configuration (`haproxy_config`): round robin, health checks on `/readyz`, and for handshake-era clients either
+configuration (`haproxy_config`): round robin, health checks on `/healthz`, and for handshake-era clients either
 routing on `Mcp-Session-Id` (a stick table learnt from the response header; `sticky=True`, the default) or the
 server's stateless mode (`sticky=False`: every replica runs with GMAIL_MCP_HTTP_STATELESS=1 and no stick table).
 HAProxy runs in the foreground as the current user, writes only its server-state warnings to stderr (request logs
@@ -100,7 +100,7 @@ frontend mcp
 backend {BACKEND}
     balance roundrobin
     option httpchk
-    http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1
+    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1
     http-check expect status 200
 {stick}{servers}
 """
